@@ -1,0 +1,52 @@
+"""The ``trainwell`` command line. Each command lives in its own module with ``add_parser`` and ``run``.
+
+Command modules import torch only inside ``run``, so ``trainwell --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from trainwell import __version__
+from trainwell.cli import env, listing, predict, summary, train
+
+COMMANDS = (train, env, summary, predict, listing)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="trainwell",
+        description="Train PyTorch models the way experienced practitioners do.",
+        epilog="Start with `trainwell train` (the built-in mnist-5k digits, on CPU in about a minute).")
+    parser.add_argument("--version", action="version", version=f"trainwell {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    from trainwell._errors import TrainwellError
+
+    try:
+        return int(args.func(args) or 0)
+    except TrainwellError as e:
+        if args.debug:
+            raise
+        print(f"trainwell: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("trainwell: interrupted.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

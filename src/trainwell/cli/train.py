@@ -1,0 +1,123 @@
+"""``trainwell train``: a complete, correct training run with the guide's defaults."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "train", help="train a model (default: a CNN on the built-in mnist-5k digits)",
+        description="Train with validation every epoch, checkpoints, metrics, TensorBoard and an HTML report. "
+                    "Values come from: defaults < the dataset's recipe < --config < flags < --set.")
+    p.add_argument("--data", help="dataset name, or NAME:PATH (csv:file.csv, image-folder:DIR); see `trainwell datasets`")
+    p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
+    p.add_argument("--epochs", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--lr", type=float, help="learning rate (the peak rate with the onecycle scheduler)")
+    p.add_argument("--optimizer", help="adam, adamw or sgd")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--device", help="auto (default), cpu, cuda, cuda:N or mps")
+    p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run exactly where it stopped")
+    p.add_argument("--checkpoint-every", type=int, metavar="STEPS", help="also save last.pt every STEPS steps")
+    p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="set any config field, e.g. --set train.scheduler=cosine --set model.dropout=0.3")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
+    p.set_defaults(func=run)
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "data.name": args.data, "model.name": args.model, "train.epochs": args.epochs,
+        "train.batch_size": args.batch_size, "train.lr": args.lr, "train.optimizer": args.optimizer,
+        "seed": args.seed, "device": args.device, "out": args.out, "train.checkpoint_every": args.checkpoint_every,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    from rich.console import Console
+
+    from trainwell._errors import TrainwellError
+    from trainwell.config import load_run_config, resolve
+
+    started = time.perf_counter()
+    console = Console(stderr=True)
+    if args.resume:
+        from trainwell.engine.run_folder import check_run_dir
+
+        run_dir = check_run_dir(Path(args.resume))
+        given = {k: v for k, v in _flags(args).items() if v is not None}
+        if given or args.config or args.set:
+            raise TrainwellError("--resume continues a run with its saved config.yaml; other options cannot change it.",
+                                 fix=f"run `trainwell train --resume {run_dir}` alone, or start a new run")
+        config = load_run_config(run_dir)
+        if not (run_dir / "checkpoints" / "last.pt").is_file():
+            raise TrainwellError(f"{run_dir} has no checkpoints/last.pt to resume from (it stopped before its first save).",
+                                 fix="start it again with `trainwell train`; use --checkpoint-every STEPS to save more often")
+        console.print(f"Resuming [bold]{run_dir}[/]", highlight=False)
+    else:
+        from trainwell.engine.run_folder import default_name, new_run_dir
+
+        config = resolve(file=Path(args.config) if args.config else None, flags=_flags(args), sets=args.set)
+        existed = config.out is not None and Path(config.out).expanduser().is_dir()
+        run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name))
+        _print_config(console, config)
+    from trainwell.engine.run import train_from_config
+
+    def ready(trainer: Any, bundle: Any) -> None:
+        sizes = bundle.info.get("sizes", {})
+        console.print(f"data: {config.data.name} ({bundle.info.get('source')}), split "
+                      + " / ".join(f"{k} {v}" for k, v in sizes.items())
+                      + f", split seed {bundle.info.get('split_seed')}; device {trainer.device}", highlight=False,
+                      soft_wrap=True)
+        mapping = bundle.info.get("label_mapping")
+        if mapping:
+            console.print("labels mapped to class indices: "
+                          + ", ".join(f"{k} -> {v}" for k, v in list(mapping.items())[:20]), highlight=False)
+        if bundle.info.get("skipped_unreadable"):
+            console.print(f"[yellow]skipped {bundle.info['skipped_unreadable']} unreadable image(s)[/]")
+
+    try:
+        result = train_from_config(config, run_dir, resume=bool(args.resume), progress=not args.no_progress,
+                                   console=console, on_ready=ready)
+    except BaseException:
+        if not args.resume:
+            from trainwell.engine.run_folder import discard_unfinished
+
+            discard_unfinished(run_dir, existed)
+        raise
+    _print_summary(console, result.summary, time.perf_counter() - started)
+    print(run_dir)
+    return 0
+
+
+def _print_config(console: Any, config: Any) -> None:
+    import yaml
+
+    text = yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None, allow_unicode=True, width=200)
+    console.print("[bold]Resolved config[/] (saved as config.yaml):", highlight=False)
+    console.print(text.rstrip(), highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_summary(console: Any, summary: dict[str, Any], wall: float) -> None:
+    from rich.table import Table
+
+    def pct(v: Any) -> str:
+        return "-" if v is None else f"{100 * v:.2f}%"
+
+    table = Table(title="Result", show_header=False)
+    table.add_row("test accuracy", pct(summary.get("test_accuracy")))
+    table.add_row("val accuracy (best epoch)", pct(summary.get("val_accuracy")))
+    table.add_row("best epoch", str(summary.get("best_epoch")))
+    table.add_row("training time", f"{summary.get('train_seconds', 0):.1f} s (wall {wall:.1f} s)")
+    sps = summary.get("samples_per_second")
+    table.add_row("throughput", "-" if sps is None else f"{sps:,.0f} samples/s")
+    table.add_row("parameters", f"{summary.get('parameters', 0):,}")
+    console.print(table)
+    console.print("Run folder (report.html, metrics.csv, checkpoints/):", highlight=False)

@@ -1,0 +1,302 @@
+"""The run configuration: schema and defaults, YAML files, ``--set`` overrides, validation.
+
+Values are layered, later layers winning:
+built-in defaults < the dataset's recipe < ``--config FILE.yaml`` < command-line flags < ``--set key=value``.
+The whole result is validated at once, before anything is built, and every problem is
+reported together.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from trainwell._errors import ConfigError
+from trainwell._registry import did_you_mean
+
+
+class _Section(BaseModel):
+    # coerce_numbers_to_str: `--set name=2024` or a label column called "1" are strings, not errors.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, coerce_numbers_to_str=True)
+
+
+class DataConfig(_Section):
+    name: str = "mnist-5k"  # the guide's first example: real handwritten digits, offline
+    path: str | None = None  # the ARG of ``--data NAME:ARG`` (a folder or a file)
+    label: str = "label"  # CSV: the label column
+    val_fraction: float = Field(0.1, gt=0, lt=1)  # when the data has no validation split of its own
+    test_fraction: float = Field(0.1, ge=0, lt=1)
+    split_seed: int = 0  # fixed, so every run of a dataset sees the same split
+    augment: Literal["none", "shift", "affine", "flip", "shift+flip", "affine+flip"] = "none"
+    shift: int = Field(2, ge=0, le=16)  # shift / affine: up to this many pixels
+    rotate: float = Field(10.0, ge=0, le=180)  # affine: up to this many degrees
+    zoom: float = Field(0.1, ge=0, lt=1)  # affine: scale by up to this fraction
+    image_size: int | None = Field(None, ge=4)  # image folders: resize to a square of this side
+    channels: Literal[1, 3] | None = None  # image folders: 1 = grayscale, 3 = RGB, None = from the first image
+    num_workers: int | None = Field(None, ge=0)  # None: 0 for in-memory data, else up to 4
+    limit: int | None = Field(None, ge=10)  # use only the first N samples (quick experiments)
+    skip_bad: bool = False  # image folders: skip unreadable images (counted) instead of failing
+    root: str | None = None  # download cache for torchvision datasets
+    download: bool = True
+
+    @model_validator(mode="after")
+    def _fractions(self) -> DataConfig:
+        if self.val_fraction + self.test_fraction >= 0.9:
+            raise ValueError(f"val_fraction + test_fraction is {self.val_fraction + self.test_fraction:g}; "
+                             "keep it below 0.9 so most data is left for training")
+        return self
+
+
+class ModelConfig(_Section):
+    name: str = "cnn"
+    channels: list[int] = Field(default_factory=lambda: [32, 64])  # cnn: one conv block per entry
+    batch_norm: bool = True  # cnn: BatchNorm after each conv
+    hidden: list[int] = Field(default_factory=lambda: [128])  # mlp hidden sizes / cnn head
+    activation: Literal["relu", "gelu", "silu", "tanh", "leaky_relu"] = "relu"
+    dropout: float = Field(0.0, ge=0, lt=1)
+    kwargs: dict[str, Any] = Field(default_factory=dict)  # keyword arguments for a user's model class
+
+    @field_validator("channels", "hidden")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if any(x < 1 for x in v):
+            raise ValueError("every size must be at least 1")
+        return v
+
+
+class TrainConfig(_Section):
+    epochs: int = Field(5, ge=1)  # guide B5.4 defaults: Adam, lr 1e-3, batch 64, 5 epochs
+    batch_size: int = Field(64, ge=1)
+    optimizer: Literal["adam", "adamw", "sgd"] = "adam"
+    lr: float = Field(1e-3, gt=0, le=10)
+    weight_decay: float = Field(0.0, ge=0)
+    momentum: float = Field(0.9, ge=0, lt=1)  # sgd only
+    scheduler: Literal["none", "cosine", "onecycle", "step"] = "none"
+    step_size: int = Field(1, ge=1)  # step scheduler: epochs between decays
+    gamma: float = Field(0.1, gt=0, le=1)  # step scheduler: decay factor
+    label_smoothing: float = Field(0.0, ge=0, lt=1)
+    grad_clip: float | None = Field(None, gt=0)  # max global gradient norm
+    checkpoint_every: int | None = Field(None, ge=1)  # also save last.pt every N steps (exact mid-epoch resume)
+    monitor: Literal["val_loss", "val_accuracy"] = "val_loss"  # what picks best.pt
+    log_every: int = Field(10, ge=1)  # steps between TensorBoard points
+
+
+class Config(_Section):
+    seed: int = 0
+    device: str = "auto"
+    deterministic: bool = False  # torch.use_deterministic_algorithms (slower on GPU)
+    name: str | None = None  # run name; default: <data>-<model>-<timestamp>
+    out: str | None = None  # run folder; default: runs/<name>
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        base, sep, index = v.partition(":")
+        if base not in ("auto", "cpu", "cuda", "mps") or (sep and not (base == "cuda" and index.isdigit())):
+            raise ValueError("choose auto, cpu, cuda (or cuda:N, N a GPU number) or mps")
+        return v
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+# --------------------------------------------------------------------------- layering
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """``"train.lr=3e-4"`` -> ``("train.lr", 0.0003)``; values are read as YAML scalars/lists."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r} is not key=value.", fix="write it like --set train.lr=3e-4")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError:
+        value = raw
+    # YAML 1.1 reads "1e-3" as a string; people mean a number.
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    return key, value
+
+
+def set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
+    node = tree
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for k, v in top.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "kwargs":
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ConfigError(f"Config file {str(path)!r} does not exist.", fix="check the path given to --config")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        raise ConfigError(f"Config file {str(path)!r} is not valid YAML: {e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"Config file {str(path)!r} is not UTF-8 text.") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"Config file {str(path)!r} must hold a mapping (key: value lines), not {type(data).__name__}.")
+    # Accept YAML's "1e-3" strings for float fields by re-reading through parse_set's rule.
+    return _numbers(data)
+
+
+def _numbers(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _numbers(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_numbers(v) for v in node]
+    if isinstance(node, str):
+        try:
+            return float(node) if any(c in node for c in "eE.") and node[0] in "0123456789.-+" else node
+        except ValueError:
+            return node
+    return node
+
+
+def resolve(
+    *,
+    file: Path | None = None,
+    flags: dict[str, Any] | None = None,
+    sets: list[str] | None = None,
+    base: dict[str, Any] | None = None,
+) -> Config:
+    """Build and validate the run configuration from all layers; raise one ConfigError listing every problem."""
+    user: dict[str, Any] = {}
+    if file is not None:
+        user = deep_merge(user, load_yaml(file))
+    for key, value in (flags or {}).items():
+        if value is not None:
+            set_dotted(user, key, value)
+    problems: list[str] = []
+    for item in sets or []:
+        try:
+            key, value = parse_set(item)
+        except ConfigError as e:
+            problems.append(str(e))
+            continue
+        set_dotted(user, key, value)
+    _split_data_arg(user)
+    tree = base if base is not None else {}
+    data_name = _get(user, "data.name", _get(tree, "data.name", DataConfig().name))
+    tree = deep_merge(tree, recipe_for(data_name) if base is None else {})
+    tree = deep_merge(tree, user)
+    config: Config | None = None
+    try:
+        config = Config.model_validate(tree)
+    except ValidationError as e:
+        problems.extend(_format_errors(e))
+    problems.extend(_check_names(tree))
+    if problems:
+        raise ConfigError("The configuration has {} problem{}:\n{}".format(
+            len(problems), "" if len(problems) == 1 else "s", "\n".join(f"  - {p}" for p in problems)))
+    assert config is not None
+    return config
+
+
+def _get(tree: dict[str, Any], key: str, default: Any) -> Any:
+    node: Any = tree
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def _split_data_arg(user: dict[str, Any]) -> None:
+    """``data.name: "csv:train.csv"`` -> name ``csv``, path ``train.csv``."""
+    data = user.get("data")
+    if isinstance(data, dict) and isinstance(data.get("name"), str) and ":" in data["name"]:
+        name, _, arg = data["name"].partition(":")
+        data["name"] = name
+        data["path"] = arg
+
+
+def recipe_for(data_name: Any) -> dict[str, Any]:
+    """The measured default recipe of a built-in dataset (empty for unknown names)."""
+    from trainwell.data import DATASETS
+
+    if isinstance(data_name, str) and data_name in DATASETS:
+        return copy.deepcopy(DATASETS.entry(data_name).meta.get("recipe", {}))
+    return {}
+
+
+def _format_errors(e: ValidationError) -> list[str]:
+    out = []
+    for err in e.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            section = _section_at(err["loc"][:-1])
+            fields = list(section.model_fields) if section else []
+            out.append(f"{loc}: unknown key.{did_you_mean(str(err['loc'][-1]), fields)}"
+                       f" Known keys here: {', '.join(fields)}.")
+        else:
+            given = err.get("input")
+            out.append(f"{loc}: {err['msg']}" + ("." if isinstance(given, dict) else f" (got {given!r})."))
+    return out
+
+
+def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] = Config
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return None
+        model = ann
+    return model
+
+
+def _check_names(tree: dict[str, Any]) -> list[str]:
+    """Dataset and model names against the registries (on the raw values, so they are
+    reported together with any other problem)."""
+    from trainwell._registry import unknown_name_message
+    from trainwell.data import DATASETS
+    from trainwell.models import MODELS
+
+    problems = []
+    data, model = _get(tree, "data.name", DataConfig().name), _get(tree, "model.name", ModelConfig().name)
+    if isinstance(data, str) and data not in DATASETS:
+        problems.append("data.name: " + unknown_name_message("dataset", data, DATASETS.names()))
+    elif isinstance(data, str) and DATASETS.entry(data).meta.get("needs_path") and not _get(tree, "data.path", None):
+        problems.append(f"data.path: dataset {data!r} needs a path: --data {data}:PATH")
+    if isinstance(model, str) and ":" not in model and model not in MODELS:
+        problems.append("model.name: " + unknown_name_message("model", model, MODELS.names())
+                        + " Or give your own as package.module:Class.")
+    return problems
+
+
+def save_yaml(config: Config, path: Path) -> None:
+    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def load_run_config(run_dir: Path) -> Config:
+    """The resolved configuration saved in a run folder (for resume and predict)."""
+    return resolve(file=run_dir / "config.yaml", base={})

@@ -1,0 +1,145 @@
+"""``image-folder:PATH`` — one sub-folder per class, read image by image (never all in memory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from trainwell._errors import DataError
+from trainwell.config import DataConfig
+from trainwell.data.bundle import DataBundle, Preprocess, fit_stats
+from trainwell.data.registry import DATASETS
+from trainwell.data.splits import split_indices
+
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
+_STATS_SAMPLE = 1000  # images used to measure mean / std: plenty for two numbers per channel
+
+
+def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor:
+    """One image file -> float tensor (C, H, W) in [0, 1]; the same code serves training and predict."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            img = img.convert("L" if channels == 1 else "RGB")
+            if img.size != (size[1], size[0]):
+                img = img.resize((size[1], size[0]), Image.BILINEAR)
+            arr = np.asarray(img, dtype=np.uint8)
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
+        raise DataError(f"Cannot read image {str(path)!r}: {e}.",
+                        fix="remove or replace the file, or skip unreadable images with --set data.skip_bad=true") from None
+    t = torch.from_numpy(arr.copy())
+    t = t.unsqueeze(0) if t.ndim == 2 else t.permute(2, 0, 1)
+    return t.float() / 255.0
+
+
+class ImageFiles(Dataset):
+    """(path, class index) pairs decoded on access, so big folders stream from disk."""
+
+    def __init__(self, items: list[tuple[Path, int]], channels: int, size: tuple[int, int]) -> None:
+        self.items = items
+        self.channels = channels
+        self.size = size
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+        path, label = self.items[i]
+        return load_image(path, self.channels, self.size), label
+
+
+def _scan(folder: Path, classes: list[str] | None) -> tuple[list[tuple[Path, int]], list[str]]:
+    if not folder.is_dir():
+        raise DataError(f"Image folder {str(folder)!r} does not exist.", fix="check the path after image-folder:")
+    found = sorted(d.name for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
+    classes = classes or found
+    if not classes:
+        raise DataError(f"Image folder {str(folder)!r} has no class sub-folders.",
+                        fix="put each class's images in its own sub-folder: PATH/cat/1.png, PATH/dog/2.png")
+    unknown = sorted(set(found) - set(classes))
+    if unknown:
+        raise DataError(f"{folder}: class folder(s) {', '.join(unknown)} do not exist in the training folder.")
+    items = []
+    for idx, name in enumerate(classes):
+        for p in sorted((folder / name).rglob("*")) if (folder / name).is_dir() else []:
+            if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
+                items.append((p, idx))
+    if not items:
+        raise DataError(f"Image folder {str(folder)!r} contains no images ({', '.join(sorted(IMAGE_SUFFIXES))}).")
+    return items, classes
+
+
+def _check_readable(items: list[tuple[Path, int]], skip_bad: bool) -> tuple[list[tuple[Path, int]], list[str]]:
+    """Open every file once up front: a corrupt image fails now, naming the file, not mid-epoch."""
+    from PIL import Image
+
+    good, bad = [], []
+    for path, label in items:
+        try:
+            with Image.open(path) as img:
+                img.verify()
+            good.append((path, label))
+        except Exception as e:  # noqa: BLE001 - PIL raises many types for broken files
+            if not skip_bad:
+                raise DataError(f"Cannot read image {str(path)!r}: {e}.",
+                                fix="remove or replace the file, or skip unreadable images with "
+                                    "--set data.skip_bad=true") from None
+            bad.append(str(path))
+    return good, bad
+
+
+@DATASETS.register("image-folder", "your images: PATH/<class>/*.png, or PATH/train|val|test/<class>/...",
+                   needs_path=True)
+def image_folder(cfg: DataConfig) -> DataBundle:
+    from PIL import Image
+
+    root = Path(cfg.path or "").expanduser()
+    if (root / "train").is_dir():
+        train_items, classes = _scan(root / "train", None)
+        val_items = _scan(root / "val", classes)[0] if (root / "val").is_dir() else None
+        test_items = _scan(root / "test", classes)[0] if (root / "test").is_dir() else None
+        layout = "train/val/test folders"
+    else:
+        train_items, classes = _scan(root, None)
+        val_items = test_items = None
+        layout = "one folder, split by fraction"
+    skipped: list[str] = []
+    splits: dict[str, list[tuple[Path, int]] | None] = {"train": train_items, "val": val_items, "test": test_items}
+    for key, items in splits.items():
+        if items is not None:
+            splits[key], bad = _check_readable(items, cfg.skip_bad)
+            skipped += bad
+    train_items = splits["train"] or []
+    if val_items is None:
+        labels = np.array([lab for _, lab in train_items])
+        fracs = [cfg.val_fraction] + ([cfg.test_fraction] if test_items is None else [])
+        parts = split_indices(labels, fracs, cfg.split_seed)
+        splits["val"] = [train_items[i] for i in parts[1]]
+        if test_items is None:
+            splits["test"] = [train_items[i] for i in parts[2]]
+        train_items = [train_items[i] for i in parts[0]]
+    with Image.open(train_items[0][0]) as first:
+        channels = cfg.channels or (1 if first.mode in ("L", "1", "I", "I;16", "F") else 3)
+        size = (cfg.image_size, cfg.image_size) if cfg.image_size else (first.size[1], first.size[0])
+    train = ImageFiles(train_items, channels, size)
+    rng = np.random.default_rng(cfg.split_seed)
+    sample = rng.choice(len(train), size=min(_STATS_SAMPLE, len(train)), replace=False)
+    stack = torch.stack([train[int(i)][0] for i in sample])
+    mean, std = fit_stats(stack, "image", 1.0)
+    pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std)
+    info: dict[str, Any] = {"source": f"image folder {root}", "layout": layout, "split_seed": cfg.split_seed,
+                            "sizes": {k: len(v or []) for k, v in (("train", train_items), ("val", splits["val"]),
+                                                                   ("test", splits["test"]))}}
+    if skipped:
+        info["skipped_unreadable"] = len(skipped)
+        info["skipped_files"] = skipped[:20]
+    return DataBundle(
+        train=train,
+        val=ImageFiles(splits["val"], channels, size) if splits["val"] else None,
+        test=ImageFiles(splits["test"], channels, size) if splits["test"] else None,
+        num_classes=len(classes), class_names=classes, preprocess=pre, info=info)

@@ -1,0 +1,93 @@
+"""``csv:PATH`` — numeric feature columns and a label column, checked row by row."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+from trainwell._errors import DataError
+from trainwell.config import DataConfig
+from trainwell.data.bundle import DataBundle
+from trainwell.data.images import in_memory_bundle
+from trainwell.data.registry import DATASETS
+
+
+def read_feature_csv(path: Path, label: str | None, features: list[str] | None = None
+                     ) -> tuple[np.ndarray, list[str], list[str], list[str]]:
+    """Read a CSV into a float32 feature matrix.
+
+    Returns (features N×F, label values, feature names, per-row labels); ``label=None``
+    reads features only (prediction). Every problem names the file, line and column.
+    """
+    if not path.is_file():
+        raise DataError(f"CSV file {str(path)!r} does not exist.", fix="check the path after csv:")
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 text ({e}).", fix="save the file as UTF-8 CSV") from None
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise DataError(f"{path}: the file is empty; it needs a header line and data rows.")
+    header = [h.strip() for h in rows[0]]
+    if label is not None and label not in header:
+        raise DataError(f"{path}: no label column {label!r}; the columns are {', '.join(header)}.",
+                        fix="name the label column with --set data.label=COLUMN")
+    names = features if features is not None else [h for h in header if h != label]
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise DataError(f"{path}: missing feature column(s) {', '.join(missing)} that the model was trained on.")
+    if not names:
+        raise DataError(f"{path}: no feature columns besides the label {label!r}.")
+    cols = [header.index(n) for n in names]
+    label_col = header.index(label) if label is not None else None
+    body = [(i, r) for i, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
+    if not body:
+        raise DataError(f"{path}: the header is there but there are no data rows.")
+    x = np.empty((len(body), len(cols)), dtype=np.float32)
+    labels: list[str] = []
+    for k, (line, row) in enumerate(body):
+        if len(row) != len(header):
+            raise DataError(f"{path}, line {line}: {len(row)} values but the header has {len(header)} columns.")
+        for j, c in enumerate(cols):
+            cell = row[c].strip()
+            try:
+                value = float(cell)
+            except ValueError:
+                raise DataError(f"{path}, line {line}, column {header[c]!r}: {cell!r} is not a number.",
+                                fix="features must be numeric: encode categories as numbers or drop the column") from None
+            if not math.isfinite(value):
+                raise DataError(f"{path}, line {line}, column {header[c]!r}: value is {cell or 'empty'} (NaN/inf).",
+                                fix="fill or drop missing values before training (NaN inputs make the loss NaN)")
+            x[k, j] = value
+        if label_col is not None:
+            value = row[label_col].strip()
+            if not value:
+                raise DataError(f"{path}, line {line}, column {label!r}: the label is empty.")
+            labels.append(value)
+    return x, labels, names, header
+
+
+def _label_values(labels: list[str]) -> np.ndarray:
+    """Numeric labels sort as numbers (1, 2, 10), others as text."""
+    try:
+        nums = np.array([float(v) for v in labels])
+    except ValueError:
+        return np.array(labels)
+    return nums.astype(np.int64) if np.all(nums == np.round(nums)) else np.array(labels)
+
+
+@DATASETS.register("csv", "your table: numeric feature columns + a label column (csv:PATH, --set data.label=COL)",
+                   needs_path=True, recipe={"model": {"name": "mlp", "hidden": [128, 64]},
+                                            "train": {"epochs": 20}})
+def csv_table(cfg: DataConfig) -> DataBundle:
+    path = Path(cfg.path or "").expanduser()
+    x, labels, names, _ = read_feature_csv(path, cfg.label)
+    y = _label_values(labels)
+    if len(np.unique(y)) < 2:
+        raise DataError(f"{path}: column {cfg.label!r} has a single class ({labels[0]!r}); classification needs two or more.")
+    bundle = in_memory_bundle(x, y, cfg, scale=1.0, source=f"csv {path}")
+    bundle.preprocess.features = names
+    return bundle

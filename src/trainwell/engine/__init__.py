@@ -1,0 +1,1 @@
+"""The training engine: the loop (:mod:`trainer`), callbacks, checkpoints, seeding, devices, ``fit``."""

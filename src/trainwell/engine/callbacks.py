@@ -1,0 +1,25 @@
+"""Extension points of the loop. Progress, logging, checkpoints (and the doctor) are callbacks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trainwell.engine.trainer import Trainer
+
+
+class Callback:
+    """Override the hooks you need; each receives the trainer (its ``state``, ``model``, ...)."""
+
+    def on_fit_start(self, trainer: Trainer) -> None: ...
+
+    def on_epoch_start(self, trainer: Trainer) -> None: ...
+
+    def on_train_batch_end(self, trainer: Trainer, loss: float) -> None: ...
+
+    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        """After validation; ``row`` is the epoch's line of metrics (also in ``state.history``)."""
+
+    def on_fit_end(self, trainer: Trainer) -> None: ...
+
+    def on_exception(self, trainer: Trainer, error: BaseException) -> None: ...

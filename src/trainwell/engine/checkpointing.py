@@ -1,0 +1,42 @@
+"""The checkpoint callback: ``last.pt`` every epoch (and every N steps), ``best.pt`` on improvement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainwell.engine.callbacks import Callback
+from trainwell.engine.checkpoint import FORMAT, atomic_save
+
+if TYPE_CHECKING:
+    from trainwell.engine.trainer import Trainer
+
+
+class Checkpointer(Callback):
+    """Saves everything needed for exact resume plus ``extra`` (config, preprocessing, classes)."""
+
+    def __init__(self, folder: Path, *, every_steps: int | None = None, extra: dict[str, Any] | None = None) -> None:
+        self.folder = folder
+        self.every_steps = every_steps
+        self.extra = extra or {}
+
+    @property
+    def last(self) -> Path:
+        return self.folder / "last.pt"
+
+    @property
+    def best(self) -> Path:
+        return self.folder / "best.pt"
+
+    def payload(self, trainer: Trainer) -> dict[str, Any]:
+        return {"format": FORMAT, **self.extra, **trainer.state_dict()}
+
+    def on_train_batch_end(self, trainer: Trainer, loss: float) -> None:
+        if self.every_steps and trainer.state.step % self.every_steps == 0:
+            atomic_save(self.payload(trainer), self.last)
+
+    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        payload = self.payload(trainer)
+        atomic_save(payload, self.last)
+        if row.get("is_best") or not self.best.exists():
+            atomic_save(payload, self.best)

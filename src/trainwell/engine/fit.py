@@ -1,0 +1,111 @@
+"""``trainwell.fit``: the same engine as ``trainwell train``, for any ``nn.Module`` from Python."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+from trainwell.data.loading import EpochLoader
+from trainwell.engine.callbacks import Callback
+from trainwell.engine.device import resolve_device
+from trainwell.engine.optim import build_optimizer, build_scheduler
+from trainwell.engine.seed import seed_everything
+from trainwell.engine.trainer import Trainer
+
+
+@dataclass
+class FitResult:
+    """What ``fit`` returns: the trained model, the per-epoch history, and the run folder if any."""
+
+    model: nn.Module
+    history: list[dict[str, Any]]
+    steps: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    best_epoch: int | None = None
+    train_seconds: float = 0.0
+    run_dir: Path | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def final(self) -> dict[str, Any]:
+        """The last epoch's row (``train_loss``, ``val_loss``, ``val_accuracy``, ...)."""
+        return self.history[-1] if self.history else {}
+
+
+def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool, seed: int) -> Any:
+    if isinstance(data, DataLoader) or data is None:
+        return data
+    if isinstance(data, Dataset) or hasattr(data, "__getitem__"):
+        return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed)
+    return data  # any iterable of (x, y) batches
+
+
+def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | DataLoader | None = None, *,
+        loss: Callable[[Any, Any], torch.Tensor] | None = None, epochs: int = 5, lr: float = 1e-3,
+        optimizer: str | torch.optim.Optimizer = "adam", batch_size: int = 64, seed: int = 0,
+        out: str | Path | None = None, progress: bool = True, device: str = "auto",
+        scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
+        callbacks: list[Callback] | None = None) -> FitResult:
+    """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
+    validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
+
+    ``train_data`` / ``val_data`` are a ``Dataset`` of ``(x, y)`` pairs (batched and shuffled
+    reproducibly from ``seed``) or your own ``DataLoader``. ``loss`` defaults to cross-entropy
+    on logits. With ``out``, a run folder gets metrics.csv, TensorBoard events, checkpoints,
+    summary.json and report.html.
+
+    >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
+    >>> result.history[-1]["train_loss"]
+    """
+    if epochs < 1:
+        raise ValueError(f"epochs must be at least 1, got {epochs}")
+    if isinstance(optimizer, str) and lr <= 0:
+        raise ValueError(f"lr must be positive, got {lr}")
+    seed_everything(seed)
+    dev = resolve_device(device)
+    model.to(dev)
+    train_loader = _as_loader(train_data, batch_size, True, seed)
+    val_loader = _as_loader(val_data, max(256, batch_size), False, seed)
+    opt = build_optimizer(model.parameters(), optimizer, lr, weight_decay=weight_decay) \
+        if isinstance(optimizer, str) else optimizer
+    try:
+        steps_per_epoch = len(train_loader)
+    except TypeError:
+        steps_per_epoch = 1
+    sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=steps_per_epoch)
+    cbs = list(callbacks or [])
+    run_dir = None
+    if out is not None:
+        from trainwell.engine.run import folder_callbacks
+        from trainwell.engine.run_folder import new_run_dir
+
+        run_dir = new_run_dir(str(out), "fit")
+        cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=10, extra={"config": _fit_config(locals())})
+    if progress:
+        from trainwell.engine.progress import ProgressBar
+
+        cbs.insert(0, ProgressBar())
+    trainer = Trainer(model, loss or nn.CrossEntropyLoss(), opt, train_loader, val_loader=val_loader, epochs=epochs,
+                      device=dev, scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed,
+                      callbacks=cbs)
+    state = trainer.fit()
+    summary: dict[str, Any] = {}
+    if run_dir is not None:
+        from trainwell.engine.run import finish_run
+
+        summary = finish_run(trainer, run_dir, config=_fit_config(locals()))
+    return FitResult(model=model, history=state.history, steps=state.steps, best_epoch=state.best_epoch,
+                     train_seconds=state.train_seconds, run_dir=run_dir, summary=summary)
+
+
+def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
+    keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip")
+    cfg = {k: scope[k] for k in keys}
+    cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
+    cfg["model"] = type(scope["model"]).__name__
+    return cfg

@@ -1,0 +1,41 @@
+"""Optimizers and learning-rate schedules from the config."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LRScheduler
+
+
+def build_optimizer(params: Iterable[torch.nn.Parameter], name: str, lr: float, *,
+                    weight_decay: float = 0.0, momentum: float = 0.9) -> Optimizer:
+    params = [p for p in params if p.requires_grad]  # frozen parameters stay out of the optimizer
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+    raise ValueError(f"Unknown optimizer {name!r}. Choose one of: adam, adamw, sgd.")
+
+
+def build_scheduler(optimizer: Optimizer, name: str, *, epochs: int, steps_per_epoch: int,
+                    step_size: int = 1, gamma: float = 0.1) -> tuple[LRScheduler | None, str]:
+    """The scheduler and when it steps (``"step"`` after each batch or ``"epoch"`` after each epoch).
+
+    ``onecycle`` and ``cosine`` step per batch (smooth over the whole run); ``step`` decays
+    by ``gamma`` every ``step_size`` epochs. With ``onecycle``, ``lr`` is the peak rate.
+    """
+    total = max(1, epochs * steps_per_epoch)
+    if name == "none":
+        return None, "step"
+    if name == "onecycle":
+        lr = optimizer.param_groups[0]["lr"]
+        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=total), "step"
+    if name == "cosine":
+        return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total), "step"
+    if name == "step":
+        return torch.optim.lr_scheduler.StepLR(optimizer, step_size=step_size, gamma=gamma), "epoch"
+    raise ValueError(f"Unknown scheduler {name!r}. Choose one of: none, onecycle, cosine, step.")

@@ -1,0 +1,79 @@
+"""A rich progress bar with the smoothed (moving-average) loss, and a line per epoch."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from trainwell.engine.callbacks import Callback
+from trainwell.report.smoothing import MovingAverage
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from trainwell.engine.trainer import Trainer
+
+
+def _fmt(value: Any, pct: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{100 * value:.2f}%" if pct else f"{value:.4f}"
+
+
+class ProgressBar(Callback):
+    """Shows ``epoch i/N``, the batch bar, the smoothed loss, and each epoch's validation result."""
+
+    def __init__(self, console: Console | None = None, refresh_per_second: float = 4) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(stderr=True)
+        self.refresh = refresh_per_second
+        self.smooth = MovingAverage(alpha=0.05)
+        self._progress: Any = None
+        self._task: Any = None
+
+    def on_fit_start(self, trainer: Trainer) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+            TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=self.console, refresh_per_second=self.refresh, transient=True)
+        self._progress.start()
+
+    def on_epoch_start(self, trainer: Trainer) -> None:
+        st = trainer.state
+        total = _len(trainer.train_loader)
+        desc = f"epoch {st.epoch + 1}/{trainer.epochs}"
+        if self._task is None:
+            self._task = self._progress.add_task(desc, total=total, loss="-")
+        self._progress.reset(self._task, total=total, completed=st.batch_in_epoch, description=desc, loss="-")
+
+    def on_train_batch_end(self, trainer: Trainer, loss: float) -> None:
+        value = self.smooth.update(loss)
+        self._progress.update(self._task, advance=1, loss=f"{value:.4f}")
+
+    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        best = " [green]best[/]" if row.get("is_best") and row.get("val_loss") is not None else ""
+        self._progress.console.print(
+            f"epoch {row['epoch']:>3}/{trainer.epochs}  train_loss {_fmt(row['train_loss'])}  "
+            f"val_loss {_fmt(row['val_loss'])}  val_acc {_fmt(row['val_accuracy'], pct=True)}  "
+            f"lr {row['lr']:.2e}  {row['seconds']:.1f}s{best}", highlight=False, soft_wrap=True)
+
+    def on_fit_end(self, trainer: Trainer) -> None:
+        self._stop()
+
+    def on_exception(self, trainer: Trainer, error: BaseException) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _len(loader: Any) -> int | None:
+    try:
+        return len(loader)
+    except TypeError:
+        return None

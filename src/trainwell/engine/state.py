@@ -1,0 +1,29 @@
+"""Everything about a run's progress that a checkpoint must carry to resume exactly."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class TrainState:
+    epoch: int = 0  # completed epochs
+    step: int = 0  # optimizer steps so far
+    batch_in_epoch: int = 0  # batches done in the current, unfinished epoch
+    epoch_loss_sum: float = 0.0  # of the current epoch: sum of loss * batch size
+    epoch_samples: int = 0
+    epoch_seconds: float = 0.0
+    train_seconds: float = 0.0  # time spent training (not validating), all epochs
+    samples_seen: int = 0
+    best: float | None = None  # best monitored value so far
+    best_epoch: int | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)  # one row per epoch
+    steps: list[dict[str, Any]] = field(default_factory=list)  # one row per step: step, loss, lr
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrainState:
+        return cls(**d)

@@ -1,0 +1,226 @@
+"""The training loop of the guide, done right, with callbacks as extension points.
+
+Per batch: move it to the device -> (augment) -> forward -> loss -> zero_grad(set_to_none)
+-> backward -> (clip) -> step -> (schedule). ``model.train()`` for training,
+``model.eval()`` + ``torch.inference_mode()`` for validation, every epoch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch import nn
+from torch.optim import Optimizer
+from torch.optim.lr_scheduler import LRScheduler
+
+from trainwell.engine.callbacks import Callback
+from trainwell.engine.seed import batch_generator, get_rng_state, set_rng_state
+from trainwell.engine.state import TrainState
+
+LossFn = Callable[[Any, Any], torch.Tensor]
+# (batch, generator or None) -> model input; the generator is given only for training batches.
+InputTransform = Callable[[torch.Tensor, torch.Generator | None], torch.Tensor]
+
+
+class StopTraining(Exception):
+    """Raise from a callback to end training after the current batch."""
+
+
+def to_device(obj: Any, device: torch.device, non_blocking: bool = False) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device, non_blocking=non_blocking)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(o, device, non_blocking) for o in obj)
+    if isinstance(obj, dict):
+        return {k: to_device(v, device, non_blocking) for k, v in obj.items()}
+    return obj
+
+
+def _split_batch(batch: Any) -> tuple[Any, Any]:
+    if isinstance(batch, (list, tuple)) and len(batch) == 2:
+        return batch[0], batch[1]
+    if isinstance(batch, dict) and {"x", "y"} <= batch.keys():
+        return batch["x"], batch["y"]
+    raise TypeError("Each batch must be (inputs, targets) or a dict with 'x' and 'y'; "
+                    f"got {type(batch).__name__}. Make your Dataset return (x, y) pairs.")
+
+
+def _correct(output: Any, target: Any) -> int | None:
+    """Number of correct class predictions, or None where accuracy does not apply."""
+    if (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
+            and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0]):
+        return int((output.argmax(dim=1) == target).sum())
+    return None
+
+
+class Trainer:
+    """Runs epochs of training and validation; callbacks observe and extend it."""
+
+    def __init__(self, model: nn.Module, loss_fn: LossFn, optimizer: Optimizer, train_loader: Iterable[Any], *,
+                 val_loader: Iterable[Any] | None = None, epochs: int = 5, device: torch.device | None = None,
+                 scheduler: LRScheduler | None = None, scheduler_interval: str = "step",
+                 train_transform: InputTransform | None = None, eval_transform: InputTransform | None = None,
+                 grad_clip: float | None = None, seed: int = 0, monitor: str = "val_loss",
+                 callbacks: list[Callback] | None = None) -> None:
+        self.model = model
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.train_loader = train_loader
+        self.val_loader = val_loader
+        self.epochs = epochs
+        self.device = device or torch.device("cpu")
+        self.scheduler = scheduler
+        self.scheduler_interval = scheduler_interval
+        self.train_transform = train_transform
+        self.eval_transform = eval_transform
+        self.grad_clip = grad_clip
+        self.seed = seed
+        self.monitor = monitor
+        self.callbacks = list(callbacks or [])
+        self.state = TrainState()
+        self.non_blocking = self.device.type == "cuda"
+
+    # ------------------------------------------------------------------ public
+
+    def fit(self) -> TrainState:
+        self._call("on_fit_start")
+        try:
+            while self.state.epoch < self.epochs:
+                self._train_epoch()
+                row = self._end_epoch()
+                self._call("on_epoch_end", row)
+        except StopTraining:
+            pass
+        except BaseException as e:
+            self._call("on_exception", e)
+            raise
+        self._call("on_fit_end")
+        return self.state
+
+    def evaluate(self, loader: Iterable[Any]) -> dict[str, float]:
+        """Mean loss (and accuracy for class targets) over ``loader``, in eval mode without autograd."""
+        was_training = self.model.training
+        self.model.eval()
+        loss_sum, n, correct, counted = 0.0, 0, 0, True
+        with torch.inference_mode():
+            for batch in loader:
+                x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
+                if self.eval_transform is not None:
+                    x = self.eval_transform(x, None)
+                out = self.model(x)
+                size = _batch_size(y)
+                loss_sum += float(self.loss_fn(out, y)) * size
+                n += size
+                c = _correct(out, y)
+                if c is None:
+                    counted = False
+                else:
+                    correct += c
+        self.model.train(was_training)
+        metrics = {"loss": loss_sum / max(n, 1)}
+        if counted and n:
+            metrics["accuracy"] = correct / n
+        return metrics
+
+    def lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    # ------------------------------------------------------------- checkpoint
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+            "rng": get_rng_state(),
+            "state": self.state.to_dict(),
+        }
+
+    def load_state_dict(self, ckpt: dict[str, Any]) -> None:
+        self.model.load_state_dict(ckpt["model"])
+        self.optimizer.load_state_dict(ckpt["optimizer"])
+        if self.scheduler is not None and ckpt.get("scheduler") is not None:
+            self.scheduler.load_state_dict(ckpt["scheduler"])
+        self.state = TrainState.from_dict(ckpt["state"])
+        set_rng_state(ckpt["rng"])
+
+    # ---------------------------------------------------------------- private
+
+    def _call(self, hook: str, *args: Any) -> None:
+        for cb in self.callbacks:
+            getattr(cb, hook)(self, *args)
+
+    def _train_epoch(self) -> None:
+        st = self.state
+        loader = self.train_loader
+        if hasattr(loader, "set_epoch"):
+            loader.set_epoch(st.epoch, st.batch_in_epoch)  # type: ignore[attr-defined]
+        elif hasattr(getattr(loader, "sampler", None), "set_epoch"):
+            loader.sampler.set_epoch(st.epoch)  # type: ignore[attr-defined]  (DistributedSampler)
+        self.model.train()
+        self._call("on_epoch_start")
+        started = time.perf_counter()
+        for batch in loader:
+            x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
+            if self.train_transform is not None:
+                x = self.train_transform(x, batch_generator(self.seed, st.epoch, st.batch_in_epoch))
+            loss = self.loss_fn(self.model(x), y)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if self.grad_clip is not None:
+                nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+            self.optimizer.step()
+            lr = self.lr()
+            if self.scheduler is not None and self.scheduler_interval == "step":
+                self.scheduler.step()
+            value = float(loss.detach())
+            size = _batch_size(y)
+            st.step += 1
+            st.batch_in_epoch += 1
+            st.epoch_loss_sum += value * size
+            st.epoch_samples += size
+            st.samples_seen += size
+            st.steps.append({"step": st.step, "loss": value, "lr": lr})
+            now = time.perf_counter()
+            st.epoch_seconds += now - started
+            st.train_seconds += now - started
+            started = now
+            self._call("on_train_batch_end", value)
+
+    def _end_epoch(self) -> dict[str, Any]:
+        st = self.state
+        row: dict[str, Any] = {
+            "epoch": st.epoch + 1, "step": st.step,
+            "train_loss": st.epoch_loss_sum / max(st.epoch_samples, 1),
+            "val_loss": None, "val_accuracy": None, "lr": self.lr(), "seconds": st.epoch_seconds,
+        }
+        if self.val_loader is not None:
+            metrics = self.evaluate(self.val_loader)
+            row["val_loss"] = metrics["loss"]
+            row["val_accuracy"] = metrics.get("accuracy")
+        if self.scheduler is not None and self.scheduler_interval == "epoch":
+            self.scheduler.step()
+        value = row.get(self.monitor)
+        if value is None:
+            value = row["train_loss"]
+        better = st.best is None or (value > st.best if self.monitor == "val_accuracy" else value < st.best)
+        if better and math.isfinite(value):
+            st.best, st.best_epoch = value, st.epoch + 1
+        row["is_best"] = st.best_epoch == st.epoch + 1
+        st.history.append(row)
+        st.epoch += 1
+        st.batch_in_epoch = 0
+        st.epoch_loss_sum, st.epoch_samples, st.epoch_seconds = 0.0, 0, 0.0
+        return row
+
+
+def _batch_size(y: Any) -> int:
+    if isinstance(y, torch.Tensor):
+        return int(y.shape[0]) if y.ndim else 1
+    if isinstance(y, (list, tuple)) and y:
+        return _batch_size(y[0])
+    return 1

@@ -1,0 +1,1 @@
+"""Run outputs: metrics.csv, TensorBoard events, plots and the self-contained report.html."""

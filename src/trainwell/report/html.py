@@ -1,0 +1,267 @@
+"""One self-contained HTML page per training run.
+
+Everything is inline (CSS, PNG charts as base64 data URIs), so the file can be
+mailed or opened offline; nothing in it refers to an external URL.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+import secrets
+from collections.abc import Callable, Mapping
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainwell.report import plots
+
+NO_DATA = "no data yet"
+_DASH = "\u2014"
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto;
+       max-width: 60em; padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { padding: 0.25em 0.8em; border-bottom: 1px solid #eee; text-align: right; }
+th { background: #f6f6f6; }
+table.summary th { text-align: left; font-weight: normal; color: #555; }
+table.summary td { font-weight: 600; }
+img { max-width: 100%; height: auto; display: block; margin: 0.8em 0; }
+pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+.empty { color: #888; font-style: italic; }
+""".strip()
+
+# (row key, column heading, formatter) for the per-epoch table.
+_EpochColumn = tuple[str, str, Callable[[Any], str]]
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _fmt_int(value: Any) -> str:
+    x = _num(value)
+    if x is None or not math.isfinite(x) or x != int(x):
+        return _fmt_general(value)
+    return f"{int(x):,}"
+
+
+def _fmt_general(value: Any) -> str:
+    if value is None:
+        return _DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    x = _num(value)
+    if x is None:
+        return str(value)
+    if not math.isfinite(x):
+        return str(x)
+    if abs(x) >= 1000:
+        return f"{x:,.1f}"
+    return f"{x:.4g}"
+
+
+def _fmt_percent(value: Any) -> str:
+    x = _num(value)
+    if x is None or not math.isfinite(x):
+        return _fmt_general(value)
+    return f"{x * 100:.2f}%"
+
+
+def _fmt_1dp(value: Any) -> str:
+    x = _num(value)
+    if x is None or not math.isfinite(x):
+        return _fmt_general(value)
+    return f"{x:,.1f}"
+
+
+def _fmt_duration(value: Any) -> str:
+    x = _num(value)
+    if x is None or not math.isfinite(x):
+        return _fmt_general(value)
+    return f"{x:,.1f} s"
+
+
+def _fmt_lr(value: Any) -> str:
+    x = _num(value)
+    if x is None or not math.isfinite(x):
+        return _fmt_general(value)
+    return f"{x:.3g}"
+
+
+def _summary_formatter(key: str) -> Callable[[Any], str]:
+    """Pick a formatter from the key's name (e.g. ``*_accuracy`` is a fraction shown as percent)."""
+    k = key.lower()
+    if "accuracy" in k:
+        return _fmt_percent
+    if k == "seconds" or k.endswith("_seconds"):
+        return _fmt_duration
+    if k.endswith("_per_second"):
+        return _fmt_1dp
+    if k == "lr" or k.endswith("_lr"):
+        return _fmt_lr
+    return _fmt_general
+
+
+def _label(key: str) -> str:
+    text = key.replace("_", " ")
+    return text[:1].upper() + text[1:]
+
+
+def _summary_html(summary: Mapping[str, Any]) -> str:
+    if not summary:
+        return f'<p class="empty">{NO_DATA}</p>'
+    rows = "\n".join(
+        f"<tr><th>{escape(_label(str(k)))}</th><td>{escape(_summary_formatter(str(k))(v))}</td></tr>"
+        for k, v in summary.items()
+    )
+    return f'<table class="summary">\n{rows}\n</table>'
+
+
+def _epoch_columns(epochs: list[dict]) -> list[_EpochColumn]:
+    cols: list[_EpochColumn] = [
+        ("epoch", "epoch", _fmt_int),
+        ("step", "step", _fmt_int),
+        ("train_loss", "train loss", _fmt_general),
+    ]
+    if any(_num(row.get("train_accuracy")) is not None for row in epochs):
+        cols.append(("train_accuracy", "train accuracy", _fmt_percent))
+    cols += [
+        ("val_loss", "val loss", _fmt_general),
+        ("val_accuracy", "val accuracy", _fmt_percent),
+        ("lr", "lr", _fmt_lr),
+        ("seconds", "seconds", _fmt_1dp),
+    ]
+    return cols
+
+
+def _epochs_html(epochs: list[dict]) -> str:
+    if not epochs:
+        return f'<p class="empty">{NO_DATA}</p>'
+    cols = _epoch_columns(epochs)
+    head = "".join(f"<th>{escape(heading)}</th>" for _, heading, _ in cols)
+    body = "\n".join(
+        "<tr>" + "".join(f"<td>{escape(fmt(row.get(key)))}</td>" for key, _, fmt in cols) + "</tr>"
+        for row in epochs
+    )
+    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
+
+
+def _img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+
+
+def _charts_html(epochs: list[dict], steps: list[dict]) -> str:
+    has_loss = any(_num(r.get("loss")) is not None for r in steps) or any(
+        _num(r.get("val_loss")) is not None for r in epochs
+    )
+    parts: list[str] = []
+    if has_loss:
+        parts.append(_img(plots.loss_plot(steps, epochs), "loss curve"))
+    acc = plots.accuracy_plot(epochs)
+    if acc is not None:
+        parts.append(_img(acc, "accuracy per epoch"))
+    lr = plots.lr_plot(steps)
+    if lr is not None:
+        parts.append(_img(lr, "learning rate per step"))
+    if not parts:
+        return f'<p class="empty">{NO_DATA}</p>'
+    return "\n".join(parts)
+
+
+def _plain(obj: Any) -> Any:
+    """Make ``obj`` safe for ``yaml.safe_dump`` (tuples to lists, paths and other objects to str)."""
+    if isinstance(obj, Mapping):
+        return {str(k) if not isinstance(k, (str, int, float, bool)) else k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return str(obj)
+
+
+def _config_html(config: Mapping[str, Any]) -> str:
+    if not config:
+        return f'<p class="empty">{NO_DATA}</p>'
+    text = yaml.safe_dump(_plain(config), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return f"<pre>{escape(text)}</pre>"
+
+
+def render_report(
+    *,
+    title: str,
+    epochs: list[dict],
+    steps: list[dict],
+    config: dict,
+    summary: dict,
+    extra_sections: list[tuple[str, str]] | None = None,
+) -> str:
+    """Return the report page as a string (see :func:`write_report`)."""
+    sections: list[tuple[str, str]] = [
+        ("Summary", _summary_html(summary)),
+        ("Charts", _charts_html(epochs, steps)),
+        ("Epochs", _epochs_html(epochs)),
+        ("Configuration", _config_html(config)),
+    ]
+    sections += list(extra_sections or [])
+    body = "\n".join(f"<section>\n<h2>{escape(heading)}</h2>\n{content}\n</section>" for heading, content in sections)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n"
+        f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # os.open with 0o666 lets the umask decide the final permissions (mkstemp would force 0600).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_report(
+    path: Path,
+    *,
+    title: str,
+    epochs: list[dict],
+    steps: list[dict],
+    config: dict,
+    summary: dict,
+    extra_sections: list[tuple[str, str]] | None = None,
+) -> Path:
+    """Write the run report to ``path`` atomically and return ``path``.
+
+    ``extra_sections`` are ``(heading, html)`` pairs appended at the end; the
+    heading is escaped, the html is inserted as given (callers must escape it).
+    """
+    path = Path(path)
+    page = render_report(
+        title=title, epochs=epochs, steps=steps, config=config, summary=summary, extra_sections=extra_sections
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, page)
+    return path

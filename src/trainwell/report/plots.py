@@ -1,0 +1,148 @@
+"""Small PNG charts for the run report.
+
+Each function builds its own ``matplotlib.figure.Figure`` rendered by the Agg
+canvas (no pyplot global state), so charts can be drawn from any thread.
+matplotlib is imported inside the functions to keep importing this module cheap.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from trainwell.report.smoothing import ema
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+FIGSIZE: tuple[float, float] = (7.0, 3.5)
+DPI: int = 100
+SMOOTHING_ALPHA: float = 0.1
+
+_TRAIN_COLOR = "#1f77b4"
+_VAL_COLOR = "#d62728"
+_LR_COLOR = "#2ca02c"
+
+
+def _num(value: Any) -> float | None:
+    """``value`` as a float, or None when it is missing, boolean or not numeric."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _series(rows: Iterable[Mapping[str, Any]], x_key: str, y_key: str) -> tuple[list[float], list[float]]:
+    """(x, y) pairs from rows that have a numeric x and y; non-finite y becomes NaN (a gap)."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for row in rows:
+        x = _num(row.get(x_key))
+        y = _num(row.get(y_key))
+        if x is None or y is None:
+            continue
+        xs.append(x)
+        ys.append(y if math.isfinite(y) else math.nan)
+    return xs, ys
+
+
+def _has_finite(values: Iterable[float]) -> bool:
+    return any(math.isfinite(v) for v in values)
+
+
+def _new_figure() -> tuple[Figure, Axes]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def _to_png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    # Drop the default "Software" metadata: it carries a URL and adds bytes.
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()
+
+
+def loss_plot(steps: list[dict], epochs: list[dict]) -> bytes:
+    """Training loss per optimizer step (raw and smoothed) with per-epoch val_loss.
+
+    Validation points sit at the step where each epoch ended (``epochs[i]["step"]``).
+    With nothing to draw, the chart says "no data yet".
+    """
+    fig, ax = _new_figure()
+    step_x, step_loss = _series(steps, "step", "loss")
+    val_x, val_loss = _series(epochs, "step", "val_loss")
+    drew = False
+
+    if _has_finite(step_loss):
+        ax.plot(step_x, step_loss, color=_TRAIN_COLOR, alpha=0.25, linewidth=0.8, label="train loss")
+        if len(step_loss) > 1:
+            ax.plot(
+                step_x,
+                ema(step_loss, SMOOTHING_ALPHA),
+                color=_TRAIN_COLOR,
+                linewidth=1.6,
+                label="train loss (smoothed)",
+            )
+        drew = True
+    if _has_finite(val_loss):
+        ax.plot(val_x, val_loss, color=_VAL_COLOR, marker="o", markersize=4, linewidth=1.4, label="val loss")
+        drew = True
+
+    if drew:
+        ax.legend(loc="upper right", fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="gray")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("loss")
+    ax.set_title("Loss")
+    return _to_png(fig)
+
+
+def accuracy_plot(epochs: list[dict]) -> bytes | None:
+    """val_accuracy (and train_accuracy if present) per epoch, in percent; None without any."""
+    val_x, val_acc = _series(epochs, "epoch", "val_accuracy")
+    train_x, train_acc = _series(epochs, "epoch", "train_accuracy")
+    if not (_has_finite(val_acc) or _has_finite(train_acc)):
+        return None
+
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+    fig, ax = _new_figure()
+    if _has_finite(train_acc):
+        ax.plot(train_x, [v * 100 for v in train_acc], color=_TRAIN_COLOR, marker="o", markersize=4,
+                label="train accuracy")
+    if _has_finite(val_acc):
+        ax.plot(val_x, [v * 100 for v in val_acc], color=_VAL_COLOR, marker="o", markersize=4,
+                label="val accuracy")
+    ax.yaxis.set_major_formatter(PercentFormatter(100))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="lower right", fontsize="small")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("accuracy")
+    ax.set_title("Accuracy")
+    return _to_png(fig)
+
+
+def lr_plot(steps: list[dict]) -> bytes | None:
+    """Learning rate per optimizer step; None when no step has one."""
+    x, lr = _series(steps, "step", "lr")
+    if not _has_finite(lr):
+        return None
+    fig, ax = _new_figure()
+    ax.plot(x, lr, color=_LR_COLOR, linewidth=1.4)
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("learning rate")
+    ax.set_title("Learning rate")
+    return _to_png(fig)

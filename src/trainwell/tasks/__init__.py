@@ -1,0 +1,1 @@
+"""What differs per task (loss, metrics, predictions). Classification for now."""

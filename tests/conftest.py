@@ -1,0 +1,27 @@
+"""Shared test settings, and a guard that fails a test which leaks environment variables or sys.path entries."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+# Libraries that set environment variables when first imported (torch, OpenMP via scikit-learn)
+# are imported here, so the leak guard below only sees what a test itself changed.
+import sklearn.model_selection  # noqa: E402,F401
+import torch  # noqa: E402,F401
+
+# Keep every test on the CPU with the machine's two cores, whatever the environment says.
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_env():
+    before = dict(os.environ)
+    before_path = list(sys.path)
+    yield
+    # torch sets its compiler cache variables lazily; anything else is a leak.
+    leaked = {k for k in os.environ if k not in before and not k.startswith("TORCH")} - {"CUBLAS_WORKSPACE_CONFIG"}
+    sys.path[:] = before_path
+    assert not leaked, f"test leaked environment variables: {sorted(leaked)}"

@@ -1,0 +1,69 @@
+"""trainwell.fit on any nn.Module, with a Dataset or a DataLoader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+import trainwell
+
+
+def _data(n: int = 256) -> tuple[TensorDataset, TensorDataset]:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n, 10, generator=g)
+    y = (x[:, 0] + x[:, 1] > 0).long()  # learnable
+    return TensorDataset(x[: n - 64], y[: n - 64]), TensorDataset(x[n - 64:], y[n - 64:])
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Dropout(0.1), nn.Linear(32, 2))
+
+
+def test_fit_learns_and_reports_history() -> None:
+    train, val = _data()
+    result = trainwell.fit(_model(), train, val, epochs=5, lr=1e-2, progress=False, device="cpu")
+    assert [r["epoch"] for r in result.history] == [1, 2, 3, 4, 5]
+    assert result.history[-1]["train_loss"] < result.history[0]["train_loss"]
+    assert result.history[-1]["val_accuracy"] > 0.85
+    assert len(result.steps) == 5 * 3  # 192 samples / 64 per batch
+
+
+def test_fit_is_reproducible_and_accepts_a_dataloader() -> None:
+    train, val = _data()
+    a = trainwell.fit(_model(), train, val, epochs=2, progress=False, device="cpu")
+    b = trainwell.fit(_model(), train, val, epochs=2, progress=False, device="cpu")
+    assert a.history[-1]["train_loss"] == b.history[-1]["train_loss"]
+    loader = DataLoader(train, batch_size=32, shuffle=True, generator=torch.Generator().manual_seed(0))
+    c = trainwell.fit(_model(), loader, val, epochs=1, progress=False, device="cpu")
+    assert len(c.steps) == 6
+
+
+def test_fit_with_out_writes_a_run_folder(tmp_path: Path) -> None:
+    train, val = _data()
+    result = trainwell.fit(_model(), train, val, epochs=2, progress=False, device="cpu", out=tmp_path / "fit")
+    assert result.run_dir == tmp_path / "fit"
+    for name in ("metrics.csv", "summary.json", "report.html", "checkpoints/best.pt"):
+        assert (tmp_path / "fit" / name).is_file()
+
+
+def test_fit_custom_loss_without_accuracy() -> None:
+    x = torch.randn(128, 3)
+    y = x.sum(1, keepdim=True)
+    torch.manual_seed(0)
+    result = trainwell.fit(nn.Linear(3, 1), TensorDataset(x, y), TensorDataset(x, y), loss=nn.MSELoss(),
+                           epochs=3, lr=0.05, progress=False, device="cpu")
+    assert result.history[-1]["val_accuracy"] is None
+    assert result.history[-1]["val_loss"] < result.history[0]["val_loss"]
+
+
+def test_fit_rejects_bad_arguments() -> None:
+    train, _ = _data()
+    with pytest.raises(ValueError, match="epochs"):
+        trainwell.fit(_model(), train, epochs=0, progress=False)
+    with pytest.raises(ValueError, match="lr"):
+        trainwell.fit(_model(), train, lr=0, progress=False)
