@@ -100,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
 def _print_config(console: Any, config: Any) -> None:
     import yaml
 
-    text = yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None, allow_unicode=True, width=200)
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    # Sections as blocks, lists on one line: short enough to read at a glance.
+    Dumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+    text = yaml.dump(config.to_dict(), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=200)
     console.print("[bold]Resolved config[/] (saved as config.yaml):", highlight=False)
     console.print(text.rstrip(), highlight=False, markup=False, soft_wrap=True)
 

@@ -90,7 +90,7 @@ def _torchvision_set(cfg: DataConfig, cls_name: str, label: str, folder: str) ->
         test = cls(str(root), train=False, download=cfg.download)
     except Exception as e:  # noqa: BLE001 - urllib, RuntimeError "Dataset not found", checksum errors
         raise DataError(
-            f"Could not load {label} from {root} ({type(e).__name__}: {e}).",
+            f"Could not load {label} from {root}: {str(e).splitlines()[0].rstrip(':')} ({type(e).__name__}).",
             fix=f"go online once so trainwell can download it, or put the files in {root / folder} "
                 f"(as torchvision.datasets.{cls_name} expects), or pick an offline set: --data mnist-5k") from None
     xs, ys = [], []
