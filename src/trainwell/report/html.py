@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from trainwell.report import plots
+from trainwell.report.plots import as_float as _num
 
 NO_DATA = "no data yet"
 _DASH = "\u2014"
@@ -39,15 +40,6 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; 
 
 # (row key, column heading, formatter) for the per-epoch table.
 _EpochColumn = tuple[str, str, Callable[[Any], str]]
-
-
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _fmt_int(value: Any) -> str:
@@ -74,32 +66,22 @@ def _fmt_general(value: Any) -> str:
     return f"{x:.4g}"
 
 
-def _fmt_percent(value: Any) -> str:
-    x = _num(value)
-    if x is None or not math.isfinite(x):
-        return _fmt_general(value)
-    return f"{x * 100:.2f}%"
+def _finite(pattern: str) -> Callable[[Any], str]:
+    """A formatter applying ``pattern`` to finite numbers and the general rule to anything else."""
+
+    def fmt(value: Any) -> str:
+        x = _num(value)
+        if x is None or not math.isfinite(x):
+            return _fmt_general(value)
+        return pattern.format(x)
+
+    return fmt
 
 
-def _fmt_1dp(value: Any) -> str:
-    x = _num(value)
-    if x is None or not math.isfinite(x):
-        return _fmt_general(value)
-    return f"{x:,.1f}"
-
-
-def _fmt_duration(value: Any) -> str:
-    x = _num(value)
-    if x is None or not math.isfinite(x):
-        return _fmt_general(value)
-    return f"{x:,.1f} s"
-
-
-def _fmt_lr(value: Any) -> str:
-    x = _num(value)
-    if x is None or not math.isfinite(x):
-        return _fmt_general(value)
-    return f"{x:.3g}"
+_fmt_percent = _finite("{:.2%}")
+_fmt_1dp = _finite("{:,.1f}")
+_fmt_duration = _finite("{:,.1f} s")
+_fmt_lr = _finite("{:.3g}")
 
 
 def _summary_formatter(key: str) -> Callable[[Any], str]:

@@ -27,7 +27,7 @@ _VAL_COLOR = "#d62728"
 _LR_COLOR = "#2ca02c"
 
 
-def _num(value: Any) -> float | None:
+def as_float(value: Any) -> float | None:
     """``value`` as a float, or None when it is missing, boolean or not numeric."""
     if value is None or isinstance(value, bool):
         return None
@@ -42,8 +42,8 @@ def _series(rows: Iterable[Mapping[str, Any]], x_key: str, y_key: str) -> tuple[
     xs: list[float] = []
     ys: list[float] = []
     for row in rows:
-        x = _num(row.get(x_key))
-        y = _num(row.get(y_key))
+        x = as_float(row.get(x_key))
+        y = as_float(row.get(y_key))
         if x is None or y is None:
             continue
         xs.append(x)
