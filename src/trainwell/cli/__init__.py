@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from trainwell import __version__
-from trainwell.cli import env, listing, predict, summary, train
+from trainwell.cli import checks, doctor, env, listing, predict, summary, train
 
-COMMANDS = (train, env, summary, predict, listing)
+COMMANDS = (train, doctor, checks, env, summary, predict, listing)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,6 +12,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "train", help="train a model (default: a CNN on the built-in mnist-5k digits)",
         description="Train with validation every epoch, checkpoints, metrics, TensorBoard and an HTML report. "
                     "Values come from: defaults < the dataset's recipe < --config < flags < --set.")
+    add_config_options(p)
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run exactly where it stopped")
+    p.add_argument("--checkpoint-every", type=int, metavar="STEPS", help="also save last.pt every STEPS steps")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
+    p.add_argument("--no-doctor", action="store_true", help="do not run the doctor's checks during training")
+    p.set_defaults(func=run)
+
+
+def add_config_options(p: argparse.ArgumentParser) -> None:
+    """The options that make a run's config (shared by `train` and the doctor's preflight)."""
     p.add_argument("--data", help="dataset name, or NAME:PATH (csv:file.csv, image-folder:DIR); see `trainwell datasets`")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
     p.add_argument("--epochs", type=int)
@@ -21,20 +31,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="auto (default), cpu, cuda, cuda:N or mps")
     p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run exactly where it stopped")
-    p.add_argument("--checkpoint-every", type=int, metavar="STEPS", help="also save last.pt every STEPS steps")
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set any config field, e.g. --set train.scheduler=cosine --set model.dropout=0.3")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
-    p.set_defaults(func=run)
 
 
-def _flags(args: argparse.Namespace) -> dict[str, Any]:
+def config_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "data.name": args.data, "model.name": args.model, "train.epochs": args.epochs,
         "train.batch_size": args.batch_size, "train.lr": args.lr, "train.optimizer": args.optimizer,
-        "seed": args.seed, "device": args.device, "out": args.out, "train.checkpoint_every": args.checkpoint_every,
+        "seed": args.seed, "device": args.device, "out": args.out,
+        "train.checkpoint_every": getattr(args, "checkpoint_every", None),
     }
 
 
@@ -52,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         from trainwell.engine.run_folder import check_run_dir
 
         run_dir = check_run_dir(Path(args.resume))
-        given = {k: v for k, v in _flags(args).items() if v is not None}
+        given = {k: v for k, v in config_flags(args).items() if v is not None}
         if given or args.config or args.set:
             raise TrainwellError("--resume continues a run with its saved config.yaml; other options cannot change it.",
                                  fix=f"run `trainwell train --resume {run_dir}` alone, or start a new run")
@@ -64,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from trainwell.engine.run_folder import default_name, new_run_dir
 
-        config = resolve(file=Path(args.config) if args.config else None, flags=_flags(args), sets=args.set)
+        config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
         existed = config.out is not None and Path(config.out).expanduser().is_dir()
         run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name))
         _print_config(console, config)

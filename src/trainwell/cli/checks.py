@@ -1,0 +1,38 @@
+"""``trainwell checks``: every doctor check, its severity and what it means."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("checks", help="list the doctor's checks")
+    p.add_argument("--lang", choices=["en", "zh"], help="language (default: from the locale)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainwell.doctor import checks as _builtin  # noqa: F401
+    from trainwell.doctor.check import CHECKS
+    from trainwell.doctor.lang import detect_lang
+
+    lang = detect_lang(args.lang)
+    rows = [{"id": e.name, "severity": e.obj.severity, "summary": e.summary,
+             "title": e.obj.text[lang].title} for e in CHECKS]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=f"trainwell doctor checks ({len(rows)})")
+    table.add_column("id", style="bold")
+    table.add_column("severity")
+    table.add_column("what it means")
+    for r in rows:
+        table.add_row(r["id"], r["severity"], r["summary"] if lang == "en" else r["title"])
+    Console().print(table)
+    return 0

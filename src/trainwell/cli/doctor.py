@@ -1,0 +1,62 @@
+"""``trainwell doctor run SCRIPT [ARGS...]`` and the preflight ``trainwell doctor [--config FILE] [train options]``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "doctor", help="find the classic training bugs: watch a script, or preflight a config",
+        description="`trainwell doctor run train.py [ARGS]` runs your unchanged PyTorch script and reports the "
+                    "classic bugs with their cause and fix. `trainwell doctor [--config FILE] [--data ...]` "
+                    "checks a trainwell config before a long run: data, shapes, one trial step, and whether "
+                    "the model can overfit a tiny batch.")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the findings (default: from the locale)")
+    p.add_argument("--json", metavar="PATH", help="also write the findings as JSON")
+    from trainwell.cli.train import add_config_options
+
+    add_config_options(p)
+    sub = p.add_subparsers(dest="doctor_command", metavar="run")
+    r = sub.add_parser("run", help="run a training script under the doctor",
+                       description="Runs SCRIPT as `python SCRIPT ARGS` would and reports problems on stderr. "
+                                   "Exits with the script's own exit code.")
+    r.add_argument("--lang", choices=["en", "zh"], dest="run_lang", help="language of the findings")
+    r.add_argument("--json", metavar="PATH", dest="run_json", help="write the findings as JSON")
+    r.add_argument("script", metavar="SCRIPT")
+    r.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from trainwell.doctor.lang import detect_lang
+
+    lang = detect_lang(getattr(args, "run_lang", None) or args.lang)
+    json_path = getattr(args, "run_json", None) or args.json
+    console = Console(stderr=True)
+    if args.doctor_command == "run":
+        return _run_script(args, lang, json_path, console)
+    from trainwell.doctor.preflight import preflight_from_args
+
+    return preflight_from_args(args, lang=lang, json_path=Path(json_path) if json_path else None, console=console)
+
+
+def _run_script(args: argparse.Namespace, lang: str, json_path: str | None, console: object) -> int:
+    from trainwell.doctor.render import findings_json, print_finding, print_summary, write_json
+    from trainwell.doctor.runner import run_script, script_path
+    from trainwell.doctor.session import Session
+
+    script = script_path(args.script)
+    session = Session(lang=lang, on_finding=lambda f: print_finding(f, console, lang), debug=args.debug)
+    code = run_script(script, list(args.args), session)
+    findings = session.sorted_findings()
+    print_summary(findings, console, lang)
+    if json_path:
+        data = findings_json(findings, script=str(args.script), exit_code=code)
+        if session.internal_errors:
+            data["doctor_internal_errors"] = session.internal_errors
+        write_json(Path(json_path), data)
+    return code

@@ -1,0 +1,82 @@
+"""The shape of a doctor check, and the registry ``trainwell checks`` lists.
+
+A check is a small class with a stable ``id``, a ``severity``, its text in English and
+Chinese, and the event handlers it needs. It reports through ``session.report``. Checks
+judge behaviour (values, gradients, call order, object lifetimes), never names or source
+text, and must stay quiet on correct code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from trainwell._registry import Registry
+
+if TYPE_CHECKING:
+    from trainwell.doctor.events import (BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent,
+                                         ZeroGradEvent)
+    from trainwell.doctor.session import Session
+
+
+@dataclass(frozen=True)
+class Text:
+    """One language's words for a check. ``message`` and ``fix`` may hold ``{placeholders}``
+    filled from the values passed to ``session.report``."""
+
+    title: str
+    message: str
+    fix: str
+
+
+class Check:
+    id: ClassVar[str]
+    severity: ClassVar[str]  # "error" (certainly wrong), "warning" (very likely wrong), "info" (advice)
+    summary: ClassVar[str]  # one line for `trainwell checks`
+    text: ClassVar[dict[str, Text]]  # {"en": Text(...), "zh": Text(...)}
+    expensive: ClassVar[bool] = False  # runs only on sampled steps (session.sampled)
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def report(self, where: str | None = None, evidence: dict[str, Any] | None = None, **values: Any) -> None:
+        """Report this check's finding (once per run; later calls are ignored)."""
+        self.session.report(self, where=where, evidence=evidence or {}, values=values)
+
+    @property
+    def reported(self) -> bool:
+        return self.id in self.session.reported_ids
+
+    # Event handlers: override what the check needs. Each runs inside a guard, so an
+    # exception in a check disables that check and never breaks the user's script.
+    def on_forward(self, ev: ForwardEvent) -> None: ...  # a top-level model call returned
+
+    def on_loss(self, ev: LossEvent) -> None: ...  # a loss function returned
+
+    def on_backward_pre(self, ev: BackwardEvent) -> None: ...
+
+    def on_backward(self, ev: BackwardEvent) -> None: ...  # backward() finished
+
+    def on_zero_grad(self, ev: ZeroGradEvent) -> None: ...
+
+    def on_step_pre(self, ev: StepEvent) -> None: ...  # optimizer.step() is about to run
+
+    def on_step(self, ev: StepEvent) -> None: ...  # optimizer.step() finished
+
+    def on_batch(self, ev: BatchEvent) -> None: ...  # a DataLoader produced a batch
+
+    def on_error(self, error: BaseException) -> None: ...  # the watched code raised
+
+    def on_end(self) -> None: ...  # the script or fit ended (judge what needs the whole run)
+
+
+CHECKS: Registry[type[Check]] = Registry("doctor check")
+
+
+def register(cls: type[Check]) -> type[Check]:
+    """Class decorator: add a check to the registry under its id."""
+    for lang in ("en", "zh"):
+        if lang not in cls.text:
+            raise ValueError(f"check {cls.id} has no {lang} text")
+    CHECKS.register(cls.id, cls.summary)(cls)
+    return cls

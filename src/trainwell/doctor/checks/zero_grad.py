@@ -1,0 +1,94 @@
+"""zero-grad-missing / zero-grad-misplaced: gradients never cleared, or cleared before the step.
+
+Both are judged from the gradients themselves, so every way of clearing counts
+(``optimizer.zero_grad()``, ``model.zero_grad()``, ``p.grad = None``, ``p.grad.zero_()``),
+and intended accumulation (clear every k steps, step every k backwards) stays quiet.
+"""
+
+from __future__ import annotations
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_params
+from trainwell.doctor.events import BackwardEvent, StepEvent
+
+
+@register
+class ZeroGradMissing(Check):
+    id = "zero-grad-missing"
+    severity = "error"
+    summary = "gradients are never cleared, so they pile up across optimizer steps"
+    text = {
+        "en": Text(
+            title="Gradients are never cleared between steps",
+            message="backward() adds to .grad instead of replacing it. At {count} backward calls in a row, the "
+                    "gradients left from before the previous optimizer.step() were still there, so each step uses "
+                    "the sum of all past gradients and training drifts or diverges.",
+            fix="clear them once per step, before backward(): optimizer.zero_grad()  # then loss.backward(); "
+                "optimizer.step()"),
+        "zh": Text(
+            title="每一步之间没有清空梯度",
+            message="backward() 会把梯度累加到 .grad 上，而不是替换。连续 {count} 次调用 backward() 时，"
+                    "上一次 optimizer.step() 之前的梯度仍然留着，所以每一步用的是所有历史梯度之和，训练会偏离甚至发散。",
+            fix="每一步在 backward() 之前清空一次：optimizer.zero_grad()  # 然后 loss.backward(); optimizer.step()"),
+    }
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.stepped_since_backward = False
+        self.streak = 0
+
+    def on_backward_pre(self, ev: BackwardEvent) -> None:
+        if not self.stepped_since_backward or not self.session.optimizers:
+            return
+        self.stepped_since_backward = False
+        params = [p for opt in self.session.optimizers for p in watched_params(optimizer_params(opt))]
+        if params and not any(grad_is_clear(p) for p in params):
+            self.streak += 1
+            if self.streak >= 3 and not self.reported:
+                self.report(ev.where, {"backward_calls_without_clearing": self.streak}, count=self.streak)
+        else:
+            self.streak = 0
+
+    def on_step(self, ev: StepEvent) -> None:
+        self.stepped_since_backward = True
+
+
+@register
+class ZeroGradMisplaced(Check):
+    id = "zero-grad-misplaced"
+    severity = "error"
+    summary = "gradients are cleared between backward() and step(), so the step uses zeros"
+    text = {
+        "en": Text(
+            title="Gradients are cleared between backward() and step()",
+            message="When optimizer.step() ran, the gradients that backward() had just computed were already gone "
+                    "(None or zero) on all {count} steps checked, so the weights are never updated by the loss.",
+            fix="put the clearing first: optimizer.zero_grad(); loss.backward(); optimizer.step()"),
+        "zh": Text(
+            title="在 backward() 和 step() 之间清空了梯度",
+            message="执行 optimizer.step() 时，backward() 刚算出的梯度已经被清掉（None 或全零），检查的 {count} 步都是如此，"
+                    "所以权重根本没有按损失更新。",
+            fix="先清空再反向传播：optimizer.zero_grad(); loss.backward(); optimizer.step()"),
+    }
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.backward_since_step = False
+        self.streak = 0
+        self.first_where: str | None = None
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        self.backward_since_step = True
+
+    def on_step_pre(self, ev: StepEvent) -> None:
+        if not self.backward_since_step:
+            return  # a step without a backward (e.g. a scheduler warm-up call) says nothing
+        self.backward_since_step = False
+        params = watched_params(optimizer_params(ev.optimizer))
+        if params and all(grad_is_clear(p) for p in params):
+            self.streak += 1
+            self.first_where = self.first_where or ev.where
+            if self.streak >= 3:
+                self.report(self.first_where, {"steps_with_cleared_gradients": self.streak}, count=self.streak)
+        else:
+            self.streak = 0

@@ -1,0 +1,56 @@
+"""What the doctor's hooks observe, handed to every check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+
+@dataclass
+class ForwardEvent:
+    """A top-level model call (not a call nested inside another module's forward)."""
+
+    module: nn.Module
+    inputs: tuple[Any, ...]
+    output: Any
+    grad_enabled: bool
+    where: str | None
+    leaf_calls: list[tuple[nn.Module, Any, Any]] = field(default_factory=list)  # (module, input, output) in order
+
+
+@dataclass
+class LossEvent:
+    name: str  # "cross_entropy", "nll_loss", "mse_loss", ...
+    input: Any
+    target: Any
+    output: torch.Tensor
+    kwargs: dict[str, Any]
+    where: str | None
+
+
+@dataclass
+class BackwardEvent:
+    tensor: torch.Tensor
+    where: str | None
+
+
+@dataclass
+class ZeroGradEvent:
+    owner: Any  # the optimizer or module whose zero_grad was called
+    where: str | None
+
+
+@dataclass
+class StepEvent:
+    optimizer: torch.optim.Optimizer
+    where: str | None
+
+
+@dataclass
+class BatchEvent:
+    batch: Any
+    wait_seconds: float  # time the loop waited for this batch
+    where: str | None

@@ -1,0 +1,20 @@
+"""Which language the doctor speaks: ``--lang``, else Chinese when the locale is Chinese."""
+
+from __future__ import annotations
+
+import locale
+import os
+
+
+def detect_lang(requested: str | None = None) -> str:
+    if requested in ("en", "zh"):
+        return requested
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"

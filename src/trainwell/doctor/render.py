@@ -1,0 +1,52 @@
+"""Showing findings: one block when a problem is first found, a summary table at the end, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from trainwell.doctor.findings import Finding
+
+_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+_LABEL = {"en": {"error": "error", "warning": "warning", "info": "info", "fix": "fix", "at": "at",
+                 "none": "trainwell doctor: no problems found.", "summary": "trainwell doctor found"},
+          "zh": {"error": "错误", "warning": "警告", "info": "提示", "fix": "修复", "at": "位置",
+                 "none": "trainwell doctor：没有发现问题。", "summary": "trainwell doctor 发现"}}
+
+
+def print_finding(finding: Finding, console: Any, lang: str = "en") -> None:
+    """Print one finding as it is detected."""
+    from rich.markup import escape
+
+    words = _LABEL.get(lang, _LABEL["en"])
+    at = f"  ({words['at']} {escape(finding.where)})" if finding.where else ""
+    console.print(f"[{_STYLE[finding.severity]}]trainwell doctor {words[finding.severity]}[/] "
+                  f"[bold]{finding.id}[/]: {escape(finding.title)}{at}", soft_wrap=True)
+    console.print(f"  {escape(finding.message)}", soft_wrap=True, highlight=False)
+    console.print(f"  [green]{words['fix']}:[/] {escape(finding.fix)}", soft_wrap=True, highlight=False)
+
+
+def print_summary(findings: list[Finding], console: Any, lang: str = "en") -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    words = _LABEL.get(lang, _LABEL["en"])
+    if not findings:
+        console.print(f"[green]{words['none']}[/]")
+        return
+    table = Table(title=f"{words['summary']}: {len(findings)}")
+    for col in ("severity", "id", "where", "title"):
+        table.add_column(col)
+    for f in findings:
+        table.add_row(f"[{_STYLE[f.severity]}]{words[f.severity]}[/]", f.id, escape(f.where or "-"), escape(f.title))
+    console.print(table)
+
+
+def findings_json(findings: list[Finding], **extra: Any) -> dict[str, Any]:
+    return {**extra, "findings": [f.to_dict() for f in findings]}
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

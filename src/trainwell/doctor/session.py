@@ -1,0 +1,298 @@
+"""The doctor's session: installs PyTorch's global hooks, turns what they see into events,
+hands the events to every check, and collects the findings.
+
+Hooks used: global module forward (pre-)hooks, global optimizer step (pre-)hooks, and thin
+wrappers around the loss functions in ``torch.nn.functional``, ``Tensor.backward``,
+``zero_grad`` and the DataLoader iterator. Nothing in the user's code is edited.
+"""
+
+from __future__ import annotations
+
+import math
+
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.modules import module as module_hooks
+from torch.optim import optimizer as optimizer_hooks
+from torch.utils.data import dataloader as dataloader_module
+
+from trainwell.doctor.check import CHECKS, Check
+from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
+from trainwell.doctor.findings import SEVERITY_ORDER, Finding
+from trainwell.doctor.where import where
+
+LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "binary_cross_entropy",
+                  "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div")
+
+
+class _Guard:
+    """Re-entrancy flag: the doctor's own tensor work must not produce events."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        prev, self.active = self.active, True
+        try:
+            yield
+        finally:
+            self.active = prev
+
+
+class Session:
+    """Watches PyTorch while it is installed (``with session:``) and runs the checks on what it sees."""
+
+    def __init__(self, *, lang: str = "en", checks: list[str] | None = None,
+                 on_finding: Callable[[Finding], None] | None = None, debug: bool = False) -> None:
+        self.lang = lang
+        self.debug = debug
+        self.on_finding = on_finding
+        self.findings: list[Finding] = []
+        self.reported_ids: set[str] = set()
+        self.internal_errors: list[str] = []
+        self.quiet = _Guard()
+        from trainwell.doctor import checks as _builtin  # noqa: F401  (registers the built-in checks)
+
+        names = checks if checks is not None else CHECKS.names()
+        self.checks: list[Check] = [CHECKS.get(n)(self) for n in names]
+        # What the run looks like so far.
+        self.step = 0  # optimizer steps taken (any optimizer)
+        self.backward_count = 0
+        self.losses: list[float] = []  # value of each scalar loss that backward() was called on
+        self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
+        self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self.in_backward = False
+        self._stack: list[nn.Module] = []
+        self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
+        self._undo: list[Callable[[], None]] = []
+        self._installed = False
+
+    # ------------------------------------------------------------------ API for checks
+
+    @property
+    def sampled(self) -> bool:
+        """Whether expensive checks look at this step: the first 10, then 1 in 10, then 1 in 50 after 500."""
+        s = self.step
+        return s < 10 or (s < 500 and s % 10 == 0) or s % 50 == 0
+
+    def trained_params(self) -> set[int]:
+        """ids of every parameter some optimizer owns."""
+        return {id(p) for opt in self.optimizers for g in opt.param_groups for p in g["params"]}
+
+    def is_trained(self, model: nn.Module) -> bool:
+        owned = self.trained_params()
+        return any(id(p) in owned for p in model.parameters())
+
+    def report(self, check: Check, *, where: str | None, evidence: dict[str, Any], values: dict[str, Any]) -> None:
+        if check.id in self.reported_ids:
+            return
+        self.reported_ids.add(check.id)
+        text = check.text.get(self.lang) or check.text["en"]
+        fmt = _SafeFormat(values)
+        finding = Finding(id=check.id, severity=check.severity,  # type: ignore[arg-type]
+                          title=text.title.format_map(fmt), message=text.message.format_map(fmt), fix=text.fix.format_map(fmt),
+                          where=where, evidence=_jsonable(evidence), step=self.step)
+        self.findings.append(finding)
+        if self.on_finding is not None:
+            self.on_finding(finding)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _dispatch(self, method: str, *args: Any) -> None:
+        with self.quiet():
+            for check in list(self.checks):
+                try:
+                    getattr(check, method)(*args)
+                except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
+                    self.checks.remove(check)
+                    self.internal_errors.append(f"{check.id}.{method}: {type(e).__name__}: {e}")
+                    if self.debug:
+                        raise
+
+    def end(self) -> None:
+        self._dispatch("on_end")
+
+    def error(self, exc: BaseException) -> None:
+        self._dispatch("on_error", exc)
+
+    # ------------------------------------------------------------------ install / uninstall
+
+    def __enter__(self) -> Session:
+        self.install()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.uninstall()
+
+    def install(self) -> None:
+        if self._installed:
+            return
+        self._installed = True
+        h1 = module_hooks.register_module_forward_pre_hook(self._forward_pre)
+        h2 = module_hooks.register_module_forward_hook(self._forward_post)
+        h3 = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
+        h4 = optimizer_hooks.register_optimizer_step_post_hook(self._step_post)
+        self._undo += [h.remove for h in (h1, h2, h3, h4)]
+        for name in LOSS_FUNCTIONS:
+            self._patch(F, name, self._wrap_loss(name, getattr(F, name)))
+        self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
+        self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad))
+        self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
+        it = dataloader_module._BaseDataLoaderIter
+        self._patch(it, "__next__", self._wrap_next(it.__next__))
+
+    def uninstall(self) -> None:
+        while self._undo:
+            self._undo.pop()()
+        self._installed = False
+        self._stack.clear()
+
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
+        setattr(owner, name, replacement)
+        self._undo.append(lambda: setattr(owner, name, original))
+
+    # ------------------------------------------------------------------ hooks
+
+    def _forward_pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        if self.quiet.active:
+            return
+        if not self._stack:
+            self._root_where = where()
+            self._leaves = [] if self.sampled or module not in self.models else None
+        self._stack.append(module)
+
+    def _forward_post(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        if self.quiet.active or not self._stack:
+            return
+        # Pop up to and including this module (a caught exception can leave stale entries).
+        while self._stack and self._stack.pop() is not module:
+            pass
+        if self._leaves is not None and not any(True for _ in module.children()):
+            self._leaves.append((module, args[0] if args else None, output))
+        if not self._stack:
+            self.models.add(module)
+            leaves, self._leaves = self._leaves, None
+            self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
+                                                      self._root_where, leaves or []))
+
+    def current_module_stack(self) -> list[nn.Module]:
+        """The modules whose forward was running (outermost first): after an error, where it broke."""
+        return list(self._stack)
+
+    def _wrap_loss(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        session = self
+
+        def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
+            out = fn(input, target, *args, **kwargs)
+            if not session.quiet.active:
+                session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, where()))
+            return out
+
+        loss_fn.__wrapped__ = fn  # type: ignore[attr-defined]
+        loss_fn.__name__ = fn.__name__
+        loss_fn.__doc__ = fn.__doc__
+        return loss_fn
+
+    def _wrap_backward(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        session = self
+
+        def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            if session.quiet.active:
+                return fn(tensor, *args, **kwargs)
+            ev = BackwardEvent(tensor, where())
+            session._stack.clear()  # no forward is running now
+            session._dispatch("on_backward_pre", ev)
+            session.in_backward = True
+            try:
+                result = fn(tensor, *args, **kwargs)
+            finally:
+                session.in_backward = False
+            session.backward_count += 1
+            if tensor.numel() == 1:
+                session.losses.append(float(tensor.detach()))
+            session._dispatch("on_backward", ev)
+            return result
+
+        backward.__doc__ = fn.__doc__
+        return backward
+
+    def _wrap_zero_grad(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        session = self
+
+        def zero_grad(owner: Any, *args: Any, **kwargs: Any) -> Any:
+            result = fn(owner, *args, **kwargs)
+            if not session.quiet.active:
+                session._dispatch("on_zero_grad", ZeroGradEvent(owner, where()))
+            return result
+
+        zero_grad.__doc__ = fn.__doc__
+        return zero_grad
+
+    def _wrap_next(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        session = self
+
+        def __next__(it: Any) -> Any:
+            started = time.perf_counter()
+            batch = fn(it)  # StopIteration passes through
+            if not session.quiet.active:
+                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, where()))
+            return batch
+
+        return __next__
+
+    def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if self.quiet.active:
+            return
+        self.optimizers.add(optimizer)
+        self._step_where = where()
+        self._dispatch("on_step_pre", StepEvent(optimizer, self._step_where))
+
+    def _step_post(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if self.quiet.active:
+            return
+        self._dispatch("on_step", StepEvent(optimizer, self._step_where))
+        self.step += 1
+
+
+class _SafeFormat(dict):  # type: ignore[type-arg]
+    """Formatting values for messages: floats shortened, missing names left visible."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__({k: _short(v) for k, v in values.items()})
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _short(v: Any) -> Any:
+    if isinstance(v, float) and math.isfinite(v):
+        return f"{v:.4g}"
+    return v
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, torch.Tensor):
+        return v.tolist() if v.numel() <= 20 else f"tensor{tuple(v.shape)}"
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
