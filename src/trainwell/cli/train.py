@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = train_from_config(config, run_dir, resume=bool(args.resume), progress=not args.no_progress,
-                                   console=console, on_ready=ready)
+                                   console=console, on_ready=ready, doctor=not args.no_doctor)
     except BaseException:
         if not args.resume:
             from trainwell.engine.run_folder import discard_unfinished

@@ -15,6 +15,9 @@ class Callback:
 
     def on_epoch_start(self, trainer: Trainer) -> None: ...
 
+    def on_before_optimizer_step(self, trainer: Trainer) -> None:
+        """Gradients are ready (after backward and clipping), the step has not run yet."""
+
     def on_train_batch_end(self, trainer: Trainer, loss: float) -> None: ...
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ class FitResult:
     train_seconds: float = 0.0
     run_dir: Path | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+    findings: list[Any] = field(default_factory=list)  # the doctor's findings (fit(doctor=True))
 
     @property
     def final(self) -> dict[str, Any]:
@@ -50,14 +51,15 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         optimizer: str | torch.optim.Optimizer = "adam", batch_size: int = 64, seed: int = 0,
         out: str | Path | None = None, progress: bool = True, device: str = "auto",
         scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
-        callbacks: list[Callback] | None = None) -> FitResult:
+        callbacks: list[Callback] | None = None, doctor: bool = False) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
     ``train_data`` / ``val_data`` are a ``Dataset`` of ``(x, y)`` pairs (batched and shuffled
     reproducibly from ``seed``) or your own ``DataLoader``. ``loss`` defaults to cross-entropy
     on logits. With ``out``, a run folder gets metrics.csv, TensorBoard events, checkpoints,
-    summary.json and report.html.
+    summary.json and report.html. ``doctor=True`` runs the doctor's checks while training
+    (findings are printed, kept in ``result.findings`` and, with ``out``, in doctor.json).
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
@@ -90,6 +92,12 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         from trainwell.engine.progress import ProgressBar
 
         cbs.insert(0, ProgressBar())
+    doctor_cb = None
+    if doctor:
+        from trainwell.doctor.callback import DoctorCallback
+
+        doctor_cb = DoctorCallback(run_dir=run_dir)
+        cbs.append(doctor_cb)
     trainer = Trainer(model, loss or nn.CrossEntropyLoss(), opt, train_loader, val_loader=val_loader, epochs=epochs,
                       device=dev, scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed,
                       callbacks=cbs)
@@ -100,7 +108,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
 
         summary = finish_run(trainer, run_dir, config=_fit_config(locals()))
     return FitResult(model=model, history=state.history, steps=state.steps, best_epoch=state.best_epoch,
-                     train_seconds=state.train_seconds, run_dir=run_dir, summary=summary)
+                     train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
+                     findings=doctor_cb.findings if doctor_cb else [])
 
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:

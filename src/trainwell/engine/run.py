@@ -50,7 +50,7 @@ def data_payload(bundle: DataBundle) -> dict[str, Any]:
 
 
 def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool = True,
-                      console: Any = None, on_ready: Any = None) -> RunResult:
+                      console: Any = None, on_ready: Any = None, doctor: bool = True) -> RunResult:
     """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked."""
     seed_everything(config.seed, config.deterministic)
     bundle = build_data(config.data)
@@ -85,6 +85,10 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         from trainwell.engine.progress import ProgressBar
 
         callbacks.insert(0, ProgressBar(console))
+    if doctor:
+        from trainwell.doctor.callback import DoctorCallback
+
+        callbacks.append(DoctorCallback(console=console, run_dir=run_dir))
     trainer = Trainer(model, make_loss(tc.label_smoothing), optimizer, train_loader, val_loader=val_loader,
                       epochs=tc.epochs, device=device, scheduler=scheduler, scheduler_interval=interval,
                       train_transform=train_transform, eval_transform=eval_transform, grad_clip=tc.grad_clip,
@@ -142,6 +146,15 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
     from trainwell.report.html import write_report
 
     report_summary = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
+    from trainwell.doctor.callback import DoctorCallback
+
+    extra = []
+    for cb in trainer.callbacks:
+        if isinstance(cb, DoctorCallback):
+            from trainwell.report.doctor_section import doctor_sections
+
+            extra = doctor_sections(cb.findings, cb.grad_norms)
+            summary["doctor_findings"] = [f.id for f in cb.findings]
     write_report(run_dir / "report.html", title=f"trainwell run: {run_dir.name}", epochs=st.history,
-                 steps=st.steps, config=config, summary=report_summary)
+                 steps=st.steps, config=config, summary=report_summary, extra_sections=extra)
     return summary

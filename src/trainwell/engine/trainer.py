@@ -83,6 +83,9 @@ class Trainer:
         self.callbacks = list(callbacks or [])
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
+        # Only callbacks that look at gradients cost a call per step.
+        self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
+                               for cb in self.callbacks)
 
     # ------------------------------------------------------------------ public
 
@@ -173,6 +176,8 @@ class Trainer:
             loss.backward()
             if self.grad_clip is not None:
                 nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+            if self._grad_hooks:
+                self._call("on_before_optimizer_step")
             self.optimizer.step()
             lr = self.lr()
             if self.scheduler is not None and self.scheduler_interval == "step":

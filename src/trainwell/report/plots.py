@@ -146,3 +146,31 @@ def lr_plot(steps: list[dict]) -> bytes | None:
     ax.set_ylabel("learning rate")
     ax.set_title("Learning rate")
     return _to_png(fig)
+
+
+def grad_norm_plot(rows: list[dict]) -> bytes | None:
+    """Per-layer gradient norm over optimizer steps (log scale); ``rows`` are ``{"step": s, layer: norm}``."""
+    layers = [k for k in (rows[0] if rows else {}) if k != "step"]
+    if not layers:
+        return None
+    fig, ax = _new_figure()
+    cmap = _colormap(len(layers))
+    for i, layer in enumerate(layers):
+        x, y = _series(rows, "step", layer)
+        y = [v if v > 0 else math.nan for v in y]  # log scale: a zero norm is a gap
+        if _has_finite(y):
+            ax.plot(x, y, color=cmap(i), linewidth=1.2, label=layer)
+    ax.set_yscale("log")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("gradient norm")
+    ax.set_title("Gradient norm per layer (first layer darkest)")
+    if len(layers) <= 12:
+        ax.legend(loc="best", fontsize="x-small", ncol=2)
+    return _to_png(fig)
+
+
+def _colormap(n: int) -> Any:
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    return lambda i: cmap(i / max(1, n - 1) * 0.9)

@@ -1,0 +1,73 @@
+"""The doctor inside trainwell's own loop: ``trainwell train`` (on by default) and ``fit(doctor=True)``.
+
+The same session and checks as ``trainwell doctor run``; the callback also records
+per-layer gradient norms for the report and writes ``doctor.json`` into the run folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainwell.engine.callbacks import Callback
+
+if TYPE_CHECKING:
+    from trainwell.doctor.session import Session
+    from trainwell.engine.trainer import Trainer
+
+
+class DoctorCallback(Callback):
+    def __init__(self, *, lang: str | None = None, console: Any = None, run_dir: Path | None = None,
+                 grad_every: int = 10, show: bool = True) -> None:
+        from trainwell.doctor.lang import detect_lang
+
+        self.lang = detect_lang(lang)
+        self.console = console
+        self.run_dir = run_dir
+        self.grad_every = grad_every
+        self.show = show
+        self.session: Session | None = None
+        self.grad_norms: list[dict[str, float]] = []  # {"step": s, "<layer>": norm, ...}
+
+    def on_fit_start(self, trainer: Trainer) -> None:
+        from rich.console import Console
+
+        from trainwell.doctor.render import print_finding
+        from trainwell.doctor.session import Session
+
+        console = self.console or Console(stderr=True)
+        show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
+        self.session = Session(lang=self.lang, on_finding=show)
+        self.session.install()
+
+    def on_before_optimizer_step(self, trainer: Trainer) -> None:
+        step = trainer.state.step
+        if step % self.grad_every == 0:
+            from trainwell.doctor.checks._grads import layer_grad_norms
+
+            row: dict[str, float] = {"step": float(step + 1)}
+            row.update(layer_grad_norms(trainer.model))
+            self.grad_norms.append(row)
+
+    def on_fit_end(self, trainer: Trainer) -> None:
+        self._finish(None)
+
+    def on_exception(self, trainer: Trainer, error: BaseException) -> None:
+        self._finish(error)
+
+    @property
+    def findings(self) -> list[Any]:
+        return self.session.sorted_findings() if self.session else []
+
+    def _finish(self, error: BaseException | None) -> None:
+        session = self.session
+        if session is None or not session._installed:
+            return
+        if error is not None:
+            session.error(error)
+        session.end()
+        session.uninstall()
+        if self.run_dir is not None:
+            from trainwell.doctor.render import findings_json, write_json
+
+            write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms))
