@@ -51,9 +51,12 @@ def test_train_writes_a_complete_run_folder_and_predict_uses_it(tmp_path: Path,
     assert main_in(tmp_path, "train", "--out", "run", *TINY) == 0
     run = tmp_path / "run"
     assert capsys.readouterr().out.strip().endswith("run")  # the run folder's path is printed last
-    for name in ("config.yaml", "env.json", "metrics.csv", "summary.json", "report.html",
+    for name in ("config.yaml", "env.json", "metrics.csv", "summary.json", "report.html", "doctor.json",
                  "checkpoints/last.pt", "checkpoints/best.pt"):
         assert (run / name).is_file(), name
+    doctor = json.loads((run / "doctor.json").read_text())
+    assert doctor["findings"] == []  # trainwell's own loop is correct: the doctor stays quiet
+    assert doctor["grad_norms"] and "features.0.weight" in doctor["grad_norms"][0]
     assert any((run / "tensorboard").iterdir())
     rows = list(csv.DictReader((run / "metrics.csv").open()))
     assert [r["epoch"] for r in rows] == ["1", "2"]

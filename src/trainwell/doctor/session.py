@@ -32,6 +32,29 @@ LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits
                   "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div")
 
 
+def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A hook body that can never raise into the user's code: a failure is recorded instead."""
+
+    def guarded(self: Session, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except Exception as e:  # noqa: BLE001
+            self.internal_errors.append(f"{method.__name__}: {type(e).__name__}: {e}")
+            if self.debug:
+                raise
+            return None
+
+    guarded.__name__ = method.__name__
+    return guarded
+
+
+def _where() -> str | None:
+    try:
+        return where()
+    except Exception:  # noqa: BLE001 - the location is a nicety, never a reason to fail
+        return None
+
+
 class _Guard:
     """Re-entrancy flag: the doctor's own tensor work must not produce events."""
 
@@ -165,14 +188,16 @@ class Session:
 
     # ------------------------------------------------------------------ hooks
 
+    @_safe
     def _forward_pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         if self.quiet.active:
             return
         if not self._stack:
-            self._root_where = where()
+            self._root_where = _where()
             self._leaves = [] if self.sampled or module not in self.models else None
         self._stack.append(module)
 
+    @_safe
     def _forward_post(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
         if self.quiet.active or not self._stack:
             return
@@ -197,7 +222,7 @@ class Session:
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
             if not session.quiet.active:
-                session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, where()))
+                session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _where()))
             return out
 
         loss_fn.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -211,7 +236,7 @@ class Session:
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if session.quiet.active:
                 return fn(tensor, *args, **kwargs)
-            ev = BackwardEvent(tensor, where())
+            ev = BackwardEvent(tensor, _where())
             session._stack.clear()  # no forward is running now
             session._dispatch("on_backward_pre", ev)
             session.in_backward = True
@@ -220,7 +245,7 @@ class Session:
             finally:
                 session.in_backward = False
             session.backward_count += 1
-            if tensor.numel() == 1:
+            if tensor.numel() == 1 and tensor.is_floating_point():
                 session.losses.append(float(tensor.detach()))
             session._dispatch("on_backward", ev)
             return result
@@ -234,7 +259,7 @@ class Session:
         def zero_grad(owner: Any, *args: Any, **kwargs: Any) -> Any:
             result = fn(owner, *args, **kwargs)
             if not session.quiet.active:
-                session._dispatch("on_zero_grad", ZeroGradEvent(owner, where()))
+                session._dispatch("on_zero_grad", ZeroGradEvent(owner, _where()))
             return result
 
         zero_grad.__doc__ = fn.__doc__
@@ -247,18 +272,20 @@ class Session:
             started = time.perf_counter()
             batch = fn(it)  # StopIteration passes through
             if not session.quiet.active:
-                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, where()))
+                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _where()))
             return batch
 
         return __next__
 
+    @_safe
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if self.quiet.active:
             return
         self.optimizers.add(optimizer)
-        self._step_where = where()
+        self._step_where = _where()
         self._dispatch("on_step_pre", StepEvent(optimizer, self._step_where))
 
+    @_safe
     def _step_post(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if self.quiet.active:
             return

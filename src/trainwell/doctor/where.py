@@ -33,13 +33,16 @@ def where(start: FrameType | None = None) -> str | None:
     frame = user_frame(start or sys._getframe(1))
     if frame is None:
         return None
-    name = frame.f_code.co_filename
+    return _location(frame.f_code.co_filename, frame.f_lineno)
+
+
+def _location(name: str, line: int) -> str:
     try:
         rel = os.path.relpath(name)
         name = rel if not rel.startswith("..") else name
-    except ValueError:
+    except ValueError:  # another drive on Windows
         pass
-    return f"{name}:{frame.f_lineno}"
+    return f"{name}:{line}"
 
 
 def where_in_traceback(tb: object) -> str | None:
@@ -50,7 +53,4 @@ def where_in_traceback(tb: object) -> str | None:
         if _is_user(frame.f_code.co_filename):
             last = (frame.f_code.co_filename, tb.tb_lineno)  # type: ignore[attr-defined]
         tb = tb.tb_next  # type: ignore[attr-defined]
-    if last is None:
-        return None
-    rel = os.path.relpath(last[0])
-    return f"{rel if not rel.startswith('..') else last[0]}:{last[1]}"
+    return None if last is None else _location(*last)

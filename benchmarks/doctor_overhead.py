@@ -1,0 +1,113 @@
+"""What watching costs: the doctor's overhead, as median ratios of interleaved runs.
+
+1. ``trainwell doctor run SCRIPT`` vs ``python SCRIPT`` on a realistic plain-PyTorch
+   training script (benchmarks/scripts/digits_cnn.py, about 3,400 steps), wall time of
+   the whole process, start-up included.
+2. ``trainwell.fit(doctor=True)`` vs ``fit(doctor=False)``: time per optimizer step on the
+   same model and data, in one process.
+
+Runs alternate (A, B, B, A, ...) so drift on a shared machine hits both sides alike.
+Target: both medians <= 1.10.
+
+    python benchmarks/doctor_overhead.py [--repeats 5] [--json results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SCRIPT = HERE / "scripts" / "digits_cnn.py"
+
+
+def time_process(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def script_pairs(repeats: int) -> list[tuple[float, float]]:
+    plain = [sys.executable, str(SCRIPT)]
+    watched = [sys.executable, "-m", "trainwell", "doctor", "run", str(SCRIPT)]
+    pairs = []
+    for i in range(repeats):
+        order = (plain, watched) if i % 2 == 0 else (watched, plain)
+        times = {id(cmd): time_process(cmd) for cmd in order}
+        pairs.append((times[id(plain)], times[id(watched)]))
+        print(f"  script repeat {i + 1}: python {pairs[-1][0]:.2f} s, doctor run {pairs[-1][1]:.2f} s", flush=True)
+    return pairs
+
+
+def fit_pairs(repeats: int, epochs: int) -> list[tuple[float, float]]:
+    import torch
+    from sklearn.datasets import load_digits
+    from torch import nn
+    from torch.utils.data import TensorDataset
+
+    import trainwell
+
+    torch.set_num_threads(1)
+    d = load_digits()
+    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
+    x = (x - x.mean()) / x.std()
+    y = torch.tensor(d.target)
+    train, val = TensorDataset(x[:1500], y[:1500]), TensorDataset(x[1500:], y[1500:])
+
+    def model() -> nn.Module:
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
+
+    def per_step(doctor: bool) -> float:
+        result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=32, progress=False, device="cpu",
+                               doctor=doctor)
+        if doctor and result.findings:
+            print("  doctor findings on a correct run:", [f.id for f in result.findings])
+        return result.train_seconds / len(result.steps)
+
+    per_step(True)  # warm-up: first-call imports and allocations
+    pairs = []
+    for i in range(repeats):
+        order = (False, True) if i % 2 == 0 else (True, False)
+        times = {flag: per_step(flag) for flag in order}
+        pairs.append((times[False], times[True]))
+        print(f"  fit repeat {i + 1}: doctor off {1e3 * times[False]:.3f} ms/step, "
+              f"on {1e3 * times[True]:.3f} ms/step", flush=True)
+    return pairs
+
+
+def summarize(name: str, pairs: list[tuple[float, float]]) -> dict[str, float]:
+    ratios = [b / a for a, b in pairs]
+    out = {"median_ratio": statistics.median(ratios), "min_ratio": min(ratios), "max_ratio": max(ratios),
+           "median_base": statistics.median(a for a, _ in pairs),
+           "median_doctor": statistics.median(b for _, b in pairs)}
+    verdict = "OK" if out["median_ratio"] <= 1.10 else "OVER TARGET"
+    print(f"{name}: median ratio {out['median_ratio']:.3f} (min {out['min_ratio']:.3f}, max {out['max_ratio']:.3f})"
+          f"  target <= 1.10  {verdict}")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=10, help="fit epochs per repeat (47 steps each)")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    print(f"1. {SCRIPT.name}: python vs trainwell doctor run ({args.repeats} interleaved pairs)")
+    script = summarize("doctor run / python", script_pairs(args.repeats))
+    print(f"2. fit(doctor=True) vs fit(doctor=False), time per step ({args.repeats} interleaved pairs)")
+    fit = summarize("fit doctor on / off", fit_pairs(args.repeats, args.epochs))
+    if args.json:
+        args.json.write_text(json.dumps({"script": script, "fit": fit}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

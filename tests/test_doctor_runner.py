@@ -1,0 +1,115 @@
+"""`trainwell doctor run`: the script behaves exactly as under `python`, and the doctor never breaks it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from trainwell.cli import main
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "script.py"
+    script.write_text(body)
+    return script
+
+
+def test_argv_name_output_and_exit_code_are_the_scripts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = _write(tmp_path, "import sys\nprint(__name__, sys.argv[1:])\nsys.exit(3)\n")
+    code = main(["doctor", "run", "--json", str(tmp_path / "d.json"), str(script), "--lr", "0.1", "x"])
+    assert code == 3
+    assert "__main__ ['--lr', '0.1', 'x']" in capsys.readouterr().out
+    report = json.loads((tmp_path / "d.json").read_text())
+    assert report["exit_code"] == 3 and report["findings"] == []
+
+
+def test_an_exception_in_the_script_prints_its_traceback_and_exits_1(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    script = _write(tmp_path, "def f():\n    raise ValueError('boom')\nf()\n")
+    assert main(["doctor", "run", str(script)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ValueError: boom" in err
+
+
+def test_a_broken_check_never_breaks_the_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from trainwell.doctor.checks.zero_grad import ZeroGradMissing
+
+    def explode(self, ev):  # type: ignore[no-untyped-def]
+        raise RuntimeError("bug in a check")
+
+    monkeypatch.setattr(ZeroGradMissing, "on_backward_pre", explode)
+    script = _write(tmp_path, "import torch\nm = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(m.parameters(), 0.1)\n"
+                              "for _ in range(3):\n    opt.zero_grad()\n    m(torch.ones(4, 2)).sum().backward()\n"
+                              "    opt.step()\nprint('finished')\n")
+    out = tmp_path / "d.json"
+    assert main(["doctor", "run", "--json", str(out), str(script)]) == 0
+    assert "finished" in capsys.readouterr().out
+    assert "zero-grad-missing" in json.loads(out.read_text())["doctor_internal_errors"][0]
+
+
+def test_hooks_are_removed_afterwards(tmp_path: Path) -> None:
+    import torch.nn.functional as F
+
+    before = (F.cross_entropy, torch.Tensor.backward, torch.optim.Optimizer.zero_grad)
+    script = _write(tmp_path, "print('hi')\n")
+    assert main(["doctor", "run", str(script)]) == 0
+    assert (F.cross_entropy, torch.Tensor.backward, torch.optim.Optimizer.zero_grad) == before
+
+
+def test_watch_context_manager_finds_a_bug() -> None:
+    from trainwell import doctor
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=1))
+    opt = torch.optim.Adam(model.parameters())
+    x, y = torch.randn(32, 4), torch.randint(0, 3, (32,))
+    with doctor.watch(show=False) as session:
+        for _ in range(5):
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    assert [f.id for f in session.findings] == ["softmax-before-cross-entropy"]
+    assert "test_doctor_runner.py:" in session.findings[0].where  # the user's loss line, not torch's
+
+
+def test_fit_with_doctor_reports_the_same_checks() -> None:
+    import trainwell
+    from torch.utils.data import TensorDataset
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3), nn.Softmax(dim=1))
+    data = TensorDataset(torch.randn(128, 4), torch.randint(0, 3, (128,)))
+    result = trainwell.fit(model, data, epochs=1, batch_size=16, progress=False, device="cpu", doctor=True)
+    assert "softmax-before-cross-entropy" in [f.id for f in result.findings]
+
+
+def test_checks_command_lists_every_check(capsys: pytest.CaptureFixture[str]) -> None:
+    from trainwell.doctor import checks  # noqa: F401
+    from trainwell.doctor.check import CHECKS
+
+    assert main(["checks", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["id"] for r in rows} == set(CHECKS.names())
+    assert all(r["severity"] in ("error", "warning", "info") for r in rows)
+    for check in CHECKS:
+        for lang in ("en", "zh"):
+            text = check.obj.text[lang]
+            assert text.title and text.message and text.fix
+
+
+def test_real_cli_subprocess_in_chinese(tmp_path: Path) -> None:
+    script = _write(tmp_path, "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+                              "m = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n"
+                              "opt = torch.optim.SGD(m.parameters(), 0.1)\nx, y = torch.randn(16, 4), torch.randint(0, 3, (16,))\n"
+                              "for _ in range(3):\n    opt.zero_grad()\n    nn.CrossEntropyLoss()(m(x), y).backward()\n    opt.step()\n")
+    proc = subprocess.run([sys.executable, "-m", "trainwell", "doctor", "run", "--lang", "zh", str(script)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "softmax-before-cross-entropy" in proc.stderr and "概率" in proc.stderr
