@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_params
-from trainwell.doctor.events import BackwardEvent, StepEvent
+from trainwell.doctor.events import BackwardEvent, StepEvent, ZeroGradEvent
 
 
 @register
@@ -74,18 +74,26 @@ class ZeroGradMisplaced(Check):
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.backward_since_step = False
+        self.cleared_since_backward = False
         self.streak = 0
         self.first_where: str | None = None
 
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
+        self.cleared_since_backward = False
+
+    def on_zero_grad(self, ev: ZeroGradEvent) -> None:
+        self.cleared_since_backward = True
 
     def on_step_pre(self, ev: StepEvent) -> None:
         if not self.backward_since_step:
             return  # a step without a backward (e.g. a scheduler warm-up call) says nothing
         self.backward_since_step = False
         params = watched_params(optimizer_params(ev.optimizer))
-        if params and all(grad_is_clear(p) for p in params):
+        # All-zero gradients can be honest (a batch whose loss does not depend on the weights);
+        # only a clearing call, or gradients set to None, after backward() proves the bug.
+        cleared = self.cleared_since_backward or all(p.grad is None for p in params)
+        if params and cleared and all(grad_is_clear(p) for p in params):
             self.streak += 1
             self.first_where = self.first_where or ev.where
             if self.streak >= 3:

@@ -1,0 +1,142 @@
+"""dataloader-bottleneck: the training loop spends most of its time waiting for the next batch.
+
+Judged from time alone: for each place a DataLoader is iterated (and each dataset there), the
+time ``next()`` took (the wait) against the time from one batch to the next (wait + the
+training work on the batch). Only intervals with a ``backward()`` in them count, so
+validation loops and epoch boundaries (worker start-up, evaluation) stay out.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from trainwell.doctor import session as session_module
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.events import BatchEvent
+
+WINDOW = 20  # batch-to-batch intervals needed before judging
+MIN_SHARE = 0.5  # median wait / median interval
+MIN_WAIT_S = 0.005  # a few ms per batch: tiny in-memory datasets never reach it
+MIN_WAIT_PER_ITEM_S = 15e-6  # indexing tensors costs ~3 us per item; real per-item work costs more
+
+
+@dataclass
+class _Stream:
+    """Timing of one DataLoader iterated at one place."""
+
+    last_time: float = 0.0
+    last_iterator: int = 0
+    last_backward: int = -1
+    waits: deque[float] = field(default_factory=lambda: deque(maxlen=200))
+    intervals: deque[float] = field(default_factory=lambda: deque(maxlen=200))
+    items: deque[int] = field(default_factory=lambda: deque(maxlen=200))
+    new: int = 0  # intervals added since the last judgement
+    num_workers: int = -1
+    pin_memory: bool = False
+
+
+def _loader_iterator() -> Any:
+    """The DataLoader iterator whose ``next()`` produced this batch, from the doctor's own wrapper frame."""
+    frame = sys._getframe(1)
+    target = session_module.__file__
+    while frame is not None:
+        if frame.f_code.co_name == "__next__" and frame.f_code.co_filename == target:
+            return frame.f_locals.get("it")
+        frame = frame.f_back
+    return None
+
+
+def _batch_size(batch: Any) -> int:
+    """Items in a batch: the first dimension of its first tensor."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.ndim else 1
+    if isinstance(batch, (tuple, list)):
+        for x in batch:
+            n = _batch_size(x)
+            if n:
+                return n
+    if isinstance(batch, dict):
+        for x in batch.values():
+            n = _batch_size(x)
+            if n:
+                return n
+    return 0
+
+
+@register
+class DataLoaderBottleneck(Check):
+    id = "dataloader-bottleneck"
+    severity = "warning"
+    summary = "the training loop spends most of its time waiting for the DataLoader"
+    text = {
+        "en": Text(
+            title="Training waits for data {share}% of the time",
+            message="Each batch took {wait_ms} ms to load, while a whole training step (loading + compute) took "
+                    "{step_ms} ms: the model sat idle {share}% of the time, measured over {batches} batches "
+                    "({item_ms} ms of loading per item, with num_workers={num_workers}). Training would run up to "
+                    "{speedup}x faster if the next batch were ready when the step ends.",
+            fix="load in parallel and do less per item: DataLoader(ds, batch_size=..., {workers_arg}"
+                "persistent_workers=True, pin_memory=torch.cuda.is_available())  # and move decoding / fixed "
+                "preprocessing out of __getitem__ (do it once in __init__ or cache it)"),
+        "zh": Text(
+            title="训练有 {share}% 的时间在等数据",
+            message="每个批次加载要 {wait_ms} 毫秒，而整个训练步（加载 + 计算）用时 {step_ms} 毫秒：在统计的 {batches} "
+                    "个批次里，模型有 {share}% 的时间在空等（每个样本加载 {item_ms} 毫秒，num_workers={num_workers}）。"
+                    "如果训练步结束时下一个批次已经准备好，训练最多可快 {speedup} 倍。",
+            fix="并行加载并减少每个样本的工作：DataLoader(ds, batch_size=..., {workers_arg}"
+                "persistent_workers=True, pin_memory=torch.cuda.is_available())  # 并把解码、固定的预处理移出 "
+                "__getitem__（在 __init__ 里做一次或缓存起来）"),
+    }
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.streams: dict[tuple[str | None, int], _Stream] = {}
+
+    def on_batch(self, ev: BatchEvent) -> None:
+        if self.reported:
+            return
+        now = time.perf_counter()
+        it = _loader_iterator()
+        key = (ev.where, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
+        s = self.streams.get(key)
+        if s is None:
+            s = self.streams[key] = _Stream()
+        backward = self.session.backward_count
+        same_iterator = it is not None and id(it) == s.last_iterator
+        # An interval counts when it holds training work and stays inside one epoch's iterator.
+        if same_iterator and backward > s.last_backward >= 0:
+            s.waits.append(ev.wait_seconds)
+            s.intervals.append(now - s.last_time)
+            s.items.append(_batch_size(ev.batch))
+            s.new += 1
+        s.last_time, s.last_iterator, s.last_backward = now, id(it) if it is not None else 0, backward
+        if it is not None:
+            s.num_workers = int(getattr(it, "_num_workers", -1))
+            s.pin_memory = bool(getattr(it, "_pin_memory", False))
+        if len(s.intervals) >= WINDOW and s.new >= 5:
+            s.new = 0
+            self._judge(s, ev)
+
+    def _judge(self, s: _Stream, ev: BatchEvent) -> None:
+        wait = statistics.median(s.waits)
+        interval = statistics.median(s.intervals)
+        items = statistics.median(s.items) or 1
+        if interval <= 0 or wait < MIN_WAIT_S or wait / interval < MIN_SHARE or wait / items < MIN_WAIT_PER_ITEM_S:
+            return
+        share = min(wait / interval, 1.0)
+        cpus = os.cpu_count() or 1
+        workers_arg = f"num_workers={cpus}, " if s.num_workers < cpus else ""  # more workers than CPUs won't help
+        self.report(ev.where, {"median_wait_s": wait, "median_step_s": interval, "wait_share": share,
+                               "batches": len(s.intervals), "batch_size": items, "num_workers": s.num_workers,
+                               "pin_memory": s.pin_memory, "cpu_count": cpus},
+                    share=round(100 * share), wait_ms=round(wait * 1e3, 1), step_ms=round(interval * 1e3, 1),
+                    batches=len(s.intervals), num_workers=max(s.num_workers, 0), item_ms=round(wait / items * 1e3, 2),
+                    speedup=round(1 / max(1 - share, 0.05), 1), workers_arg=workers_arg)

@@ -1,0 +1,98 @@
+"""dead-relu: most units of a ReLU layer output zero for every example, step after step.
+
+A unit is one feature (dim 1) across the batch and any spatial dims; it is dead on a batch
+when it is zero for all of it. Healthy networks have dead units too (a CNN trained with a high
+learning rate can lose ~85 % of a layer's channels and still learn), so only layers where at
+least 90 % of the units are dead, on 3 of the last 4 sampled steps after step 20, are reported.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.events import ForwardEvent
+
+if TYPE_CHECKING:
+    from trainwell.doctor.session import Session
+
+
+def dead_share(output: object) -> tuple[float, int] | None:
+    """(share of units that are zero for the whole batch, number of units), or None when the output is too
+    small to say (fewer than 8 units, or fewer than 16 values per unit)."""
+    if not (isinstance(output, torch.Tensor) and output.is_floating_point() and output.ndim >= 2):
+        return None
+    units = int(output.shape[1])
+    if units < 8 or output.numel() // units < 16:
+        return None
+    # NaN != 0 counts as alive: a network full of NaN is broken, not dead.
+    nonzero = output.detach().ne(0)
+    if nonzero.ndim > 2:
+        nonzero = nonzero.flatten(2).any(dim=2)
+    alive = nonzero.any(dim=0)
+    return 1.0 - float(alive.float().mean()), units
+
+
+@register
+class DeadRelu(Check):
+    id = "dead-relu"
+    severity = "warning"
+    summary = "most units of a ReLU layer output zero for every input, step after step"
+    text = {
+        "en": Text(
+            title="Dead ReLUs: {share} of a layer's units output zero for every input",
+            message="In ReLU layer #{layer} of the model ({units} units), {share} of the units were zero for every "
+                    "example of the batch on {count} of the last {last} checked steps. A dead unit gets no "
+                    "gradient, so it never comes back: the layer has lost most of its capacity. Usual causes: a "
+                    "large negative bias initialisation, or a learning rate so high that one update pushed the "
+                    "units into the negative range.",
+            fix="initialise biases at zero and lower the learning rate, or use a leaky activation: "
+                "nn.init.zeros_(layer.bias)  # or nn.LeakyReLU(0.01) instead of nn.ReLU()"),
+        "zh": Text(
+            title="ReLU 死亡：某层 {share} 的单元对所有输入都输出 0",
+            message="模型的第 {layer} 个 ReLU 层（{units} 个单元）中，有 {share} 的单元在最近 {last} 个检查步中的 {count} 步里"
+                    "对整个批次的每个样本都输出 0。死掉的单元得不到梯度，再也不会恢复："
+                    "这一层失去了大部分容量。常见原因：偏置初始化成很大的负数，或者学习率太大，一次更新就把单元推到了负区间。",
+            fix="把偏置初始化为 0 并调小学习率，或改用带泄漏的激活函数："
+                "nn.init.zeros_(layer.bias)  # 或用 nn.LeakyReLU(0.01) 代替 nn.ReLU()"),
+    }
+
+    SHARE = 0.9  # dead share of a layer's units (healthy CNNs trained hard reach ~85 % in a layer)
+    SEEN = 3  # sampled steps at or above it, among...
+    LAST = 4  # ...the last this many sampled steps
+    MIN_STEP = 20  # a layer may start with dead units and recover in the first steps
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.history: dict[tuple[int, int], list[tuple[int, float]]] = {}  # (model id, ReLU call #) -> (step, share)
+        self.trained: set[int] = set()  # ids of models some optimizer trains (checked until true)
+
+    def on_forward(self, ev: ForwardEvent) -> None:
+        if self.reported or not ev.leaf_calls or not ev.grad_enabled or not self.session.sampled:
+            return
+        model = ev.module
+        if id(model) not in self.trained:
+            if not self.session.optimizers or not self.session.is_trained(model):
+                return  # a frozen teacher, or before any step: not this run's training
+            self.trained.add(id(model))
+        step = self.session.step
+        relus = [out for module, _, out in ev.leaf_calls if isinstance(module, nn.ReLU)]
+        for i, out in enumerate(relus):
+            measured = dead_share(out)
+            if measured is None:
+                continue
+            share, units = measured
+            history = self.history.setdefault((id(model), i), [])
+            if history and history[-1][0] == step:  # several forwards in one step: keep the smallest share
+                share = min(share, history.pop()[1])
+            history.append((step, share))
+            del history[: -self.LAST]
+            dead = [s for _, s in history if s >= self.SHARE]
+            if len(dead) >= self.SEEN and step >= self.MIN_STEP:
+                self.report(ev.where, {"dead_share": share, "units": units, "relu_index": i + 1,
+                                       "sampled_steps": len(dead)},
+                            share=f"{min(dead):.0%}", units=units, layer=i + 1, count=len(dead), last=len(history))
+                return

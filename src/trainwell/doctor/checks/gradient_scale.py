@@ -1,0 +1,166 @@
+"""exploding-gradients / vanishing-gradients: the size of the gradients, on sampled steps only.
+
+Both look at the gradients the optimizer is about to use (``on_step_pre``), so gradient
+clipping, which runs before ``optimizer.step()``, is already applied.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import weakref
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.checks._grads import grad_norm, optimizer_params
+from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
+
+if TYPE_CHECKING:
+    from trainwell.doctor.session import Session
+
+
+@register
+class ExplodingGradients(Check):
+    id = "exploding-gradients"
+    severity = "error"
+    summary = "the gradient norm grows a thousandfold (or to inf/NaN) during training"
+    text = {
+        "en": Text(
+            title="Exploding gradients: the gradient norm grew {growth}x",
+            message="At step {step} the total gradient norm that optimizer.step() was about to apply was {norm}, "
+                    "{growth}x its value in the first steps ({early}), while the loss was still finite. Updates "
+                    "that large throw the weights far away, and the next steps usually end in inf/NaN. Typical "
+                    "causes: a deep network with too large an initialisation, a learning rate that is too high, "
+                    "or an RNN trained without gradient clipping.",
+            fix="clip the gradients before the step: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
+                "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate"),
+        "zh": Text(
+            title="梯度爆炸：梯度范数增大了 {growth} 倍",
+            message="第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm}，是最初几步（{early}）的 {growth} "
+                    "倍，而此时损失仍是有限值。这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
+                    "常见原因：深层网络的初始化过大、学习率过高，或者 RNN 训练时没有做梯度裁剪。",
+            fix="在更新前裁剪梯度：torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
+                "  # 放在 loss.backward() 和 optimizer.step() 之间；也可以减小初始化尺度或学习率"),
+    }
+
+    GROWTH = 1e3  # norm over the median of the first sampled norms
+    FLOOR = 10.0  # an exploded norm is large in absolute terms too (tiny-init nets grow from 1e-6 to 1e-3)
+    EARLY = 5  # sampled steps that make the early median
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.early: dict[int, list[float]] = {}  # optimizer id -> first sampled norms
+        self.last: dict[int, float] = {}  # optimizer id -> last sampled norm
+        self.backward_since_step = False
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        self.backward_since_step = True
+
+    def on_step_pre(self, ev: StepEvent) -> None:
+        fresh, self.backward_since_step = self.backward_since_step, False
+        if self.reported or not fresh or not self.session.sampled:
+            return
+        losses = self.session.losses
+        if not losses or not math.isfinite(losses[-1]):
+            return  # an inf/NaN loss is lr-too-high's or the data's story, not the gradients'
+        norm = grad_norm(optimizer_params(ev.optimizer))
+        key = id(ev.optimizer)
+        early = self.early.setdefault(key, [])
+        base = statistics.median(early) if len(early) >= 2 else 0.0
+        if math.isfinite(norm):
+            if base > 0 and norm >= self.GROWTH * base and norm >= self.FLOOR:
+                self.fire(ev, norm, base)
+            elif len(early) < self.EARLY:
+                early.append(norm)
+            self.last[key] = norm
+        elif base > 0 and self.last.get(key, 0.0) >= 100 * base:
+            # inf/NaN right after a steep rise; a NaN out of nowhere is a numerical bug (log(0), sqrt(0)).
+            self.fire(ev, norm, base)
+
+    def fire(self, ev: StepEvent, norm: float, base: float) -> None:
+        growth = norm / base if math.isfinite(norm) else norm
+        self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "step": self.session.step},
+                    norm=norm, early=base, growth=f"{growth:.3g}", step=self.session.step)
+
+
+def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -> list[torch.Tensor]:
+    """The weight matrices / kernels of the leaf modules in the order they ran (embeddings left out:
+    their gradients are sparse and small by nature)."""
+    seen: set[int] = set()
+    out: list[torch.Tensor] = []
+    for module, _, _ in leaf_calls:
+        if id(module) in seen or isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
+            continue
+        seen.add(id(module))
+        out += [p for p in module.parameters(recurse=False) if p.ndim >= 2]
+    return out
+
+
+@register
+class VanishingGradients(Check):
+    id = "vanishing-gradients"
+    severity = "warning"
+    summary = "the first layers get gradients 10,000x smaller than the last ones, so they do not learn"
+    text = {
+        "en": Text(
+            title="Vanishing gradients: the first layers get almost no gradient",
+            message="On {count} sampled steps in a row, the gradient of the first weight layer was {first}, "
+                    "{ratio}x smaller than the last layer's ({last}). The signal shrinks at every layer on its "
+                    "way back (saturating sigmoid/tanh activations, or a deep stack with too small an "
+                    "initialisation), so the early layers practically never learn.",
+            fix="use ReLU-family activations with He init, or add normalisation / residual connections: "
+                "nn.Sequential(nn.Linear(n, n), nn.BatchNorm1d(n), nn.ReLU())  # instead of nn.Sigmoid() in every layer"),
+        "zh": Text(
+            title="梯度消失：前面几层几乎得不到梯度",
+            message="连续 {count} 个采样步中，第一层权重的梯度为 {first}，比最后一层（{last}）小 {ratio} 倍。"
+                    "信号在反向传播时每经过一层都在缩小（sigmoid/tanh 饱和，或者层数很深而初始化太小），"
+                    "所以前面几层实际上学不到东西。",
+            fix="改用 ReLU 类激活函数并配合 He 初始化，或加入归一化 / 残差连接："
+                "nn.Sequential(nn.Linear(n, n), nn.BatchNorm1d(n), nn.ReLU())  # 代替每层都用 nn.Sigmoid()"),
+    }
+
+    RATIO = 1e-4  # first layer's norm at most this fraction of the last layer's...
+    TINY = 1e-6  # ...and this small in absolute terms
+    STREAK = 5  # sampled steps in a row
+    MIN_STEP = 10  # and still so after the first steps
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.order: weakref.WeakKeyDictionary[nn.Module, list[torch.Tensor]] = weakref.WeakKeyDictionary()
+        self.where: weakref.WeakKeyDictionary[nn.Module, str | None] = weakref.WeakKeyDictionary()
+        self.streak: dict[int, int] = {}
+        self.backward_since_step = False
+
+    def on_forward(self, ev: ForwardEvent) -> None:
+        if ev.leaf_calls and ev.module not in self.order:
+            weights = _weights_in_call_order(ev.leaf_calls)
+            if len(weights) >= 3:  # "first" and "last" layers need a deep enough model
+                self.order[ev.module] = weights
+                self.where[ev.module] = ev.where
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        self.backward_since_step = True
+
+    def on_step_pre(self, ev: StepEvent) -> None:
+        fresh, self.backward_since_step = self.backward_since_step, False
+        if self.reported or not fresh or not self.session.sampled or not self.order:
+            return
+        owned = {id(p) for p in optimizer_params(ev.optimizer)}
+        for model, weights in list(self.order.items()):
+            live = [p for p in weights if id(p) in owned and p.requires_grad and p.grad is not None]
+            if len(live) < 3:
+                continue
+            first, last = (float(p.grad.detach().float().norm()) for p in (live[0], live[-1]))
+            key = id(model)
+            if 0 < first < self.TINY and first <= self.RATIO * last:
+                self.streak[key] = self.streak.get(key, 0) + 1
+                if self.streak[key] >= self.STREAK and self.session.step >= self.MIN_STEP:
+                    self.report(self.where.get(model), {"first_layer_grad_norm": first, "last_layer_grad_norm": last,
+                                                        "sampled_steps": self.streak[key]},
+                                first=first, last=last, ratio=f"{last / first:.2g}", count=self.streak[key])
+                    return
+            else:
+                self.streak[key] = 0

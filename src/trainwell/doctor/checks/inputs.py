@@ -1,0 +1,142 @@
+"""nonfinite-input / unnormalized-input: what the data batch fed to a model looks like.
+
+Both look at top-level model calls only (a model with parameters, not a loss module or a
+parameter-free transform) and only at tensors that come from the data, not from the
+model's own computation (no ``grad_fn``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.events import ForwardEvent
+
+# A first layer of these types normalizes the raw input itself.
+_NORM_LAYERS: tuple[type[nn.Module], ...] = (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm,
+                                             nn.LocalResponseNorm)
+
+
+def tensors(obj: Any, depth: int = 0) -> Iterator[torch.Tensor]:
+    """Tensors in a call's arguments or output (one or two levels into tuples, lists and dicts)."""
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif depth < 2 and isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from tensors(item, depth + 1)
+    elif depth < 2 and isinstance(obj, dict):
+        for item in obj.values():
+            yield from tensors(item, depth + 1)
+
+
+def has_parameters(module: nn.Module) -> bool:
+    return next(module.parameters(), None) is not None
+
+
+def is_data(x: torch.Tensor) -> bool:
+    """A floating tensor the model did not compute (a batch, not an activation)."""
+    return x.is_floating_point() and x.grad_fn is None and not x.requires_grad and x.numel() > 0
+
+
+@register
+class NonfiniteInput(Check):
+    id = "nonfinite-input"
+    severity = "error"
+    summary = "the data batch fed to the model contains NaN or inf"
+    text = {
+        "en": Text(
+            title="The input batch contains NaN / inf values",
+            message="A batch of shape {shape} given to the model holds {count} non-finite values ({nan} NaN, {inf} "
+                    "inf) in {rows} of its {batch} samples. A single NaN or inf in the input makes the outputs or "
+                    "the gradients NaN, and one optimizer step with NaN gradients turns every weight into NaN.",
+            fix="clean the data before training, e.g. replace missing values by the column mean: "
+                "x = torch.where(torch.isnan(x), torch.nanmean(x, dim=0), x)  # or drop them: "
+                "x = x[torch.isfinite(x).all(dim=1)]"),
+        "zh": Text(
+            title="输入批次中含有 NaN / inf",
+            message="送进模型的一个形状为 {shape} 的批次里有 {count} 个非有限值（{nan} 个 NaN，{inf} 个 inf），"
+                    "分布在 {batch} 个样本中的 {rows} 个里。输入里只要有一个 NaN 或 inf，输出或梯度就会变成 NaN，"
+                    "而用 NaN 梯度做一次优化器更新就会让所有权重都变成 NaN。",
+            fix="训练前先清洗数据，例如用列均值填补缺失值：x = torch.where(torch.isnan(x), torch.nanmean(x, dim=0), x)"
+                "  # 或者直接丢弃：x = x[torch.isfinite(x).all(dim=1)]"),
+    }
+
+    def on_forward(self, ev: ForwardEvent) -> None:
+        if self.reported or not has_parameters(ev.module):
+            return
+        for x in tensors(ev.inputs):
+            if not is_data(x) or bool(torch.isfinite(x).all()):
+                continue  # one reduction per batch: the common case ends here
+            bad = ~torch.isfinite(x)
+            nan, count = int(torch.isnan(x).sum()), int(bad.sum())
+            # A model may neutralize them on purpose (an additive 0 / -inf attention mask, NaN
+            # replaced inside forward): then the output stays finite. +inf always counts, since a
+            # saturating layer can hide it from the output while the gradients become NaN.
+            if not bool((x == float("inf")).any()) and all(
+                    bool(torch.isfinite(o).all()) for o in tensors(ev.output) if o.is_floating_point()):
+                continue
+            rows = int(bad.reshape(x.shape[0], -1).any(dim=1).sum()) if x.ndim >= 1 else 1
+            batch = x.shape[0] if x.ndim >= 1 else 1
+            shape = tuple(x.shape)
+            self.report(ev.where, {"non_finite_values": count, "nan": nan, "inf": count - nan,
+                                   "samples_affected": rows, "batch_shape": list(shape)},
+                        count=count, nan=nan, inf=count - nan, rows=rows, batch=batch, shape=shape)
+            return
+
+
+@register
+class UnnormalizedInput(Check):
+    id = "unnormalized-input"
+    severity = "warning"
+    summary = "input features on a raw scale (e.g. pixels 0-255) instead of normalized"
+    text = {
+        "en": Text(
+            title="The model's input is not normalized",
+            message="The first layer receives values up to {absmax} with a standard deviation of {std} (in {hits} of "
+                    "{checked} batches checked). Inputs this large make the first layer's outputs and gradients huge, "
+                    "so training is unstable, needs a tiny learning rate, or stalls.",
+            fix="scale the inputs to about [0, 1] or standardize them: x = x / 255.0  # images; "
+                "x = (x - mean) / std  # features, with mean and std computed on the training set"),
+        "zh": Text(
+            title="模型的输入没有归一化",
+            message="第一层收到的数值最大到 {absmax}，标准差为 {std}（检查的 {checked} 个批次中有 {hits} 个如此）。"
+                    "这么大的输入会让第一层的输出和梯度都非常大，训练会不稳定、只能用极小的学习率，甚至停滞。",
+            fix="把输入缩放到大约 [0, 1] 或做标准化：x = x / 255.0  # 图像；"
+                "x = (x - mean) / std  # 特征，mean 和 std 用训练集计算"),
+    }
+
+    MAX_ABS = 20.0  # raw pixels reach 255, standardized data rarely passes 20 ...
+    MIN_STD = 5.0  # ... and when it does (outliers), its spread stays near 1
+    HITS = 3  # batches that must look raw before warning
+    LOOK = 50  # batches judged at most: the scale of the data does not change
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.checked = 0
+        self.hits = 0
+
+    def on_forward(self, ev: ForwardEvent) -> None:
+        # leaf_calls is filled on sampled steps only, which keeps this cheap.
+        if self.reported or self.checked >= self.LOOK or not ev.leaf_calls or not has_parameters(ev.module):
+            return
+        first, x, _ = ev.leaf_calls[0]
+        if isinstance(first, _NORM_LAYERS):
+            return  # the model normalizes its raw input itself
+        # What the first layer sees: normalization done inside forward() is already applied.
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.ndim < 2 or x.numel() < 16:
+            return
+        if x.ndim == 2 and x.shape[1] == 1:
+            return  # a lone scalar column (a timestep, an age) fed to its own layer: not the features
+        xd = x.detach()
+        absmax, std = float(xd.abs().max()), float(xd.float().std())
+        self.checked += 1
+        if absmax > self.MAX_ABS and std > self.MIN_STD:
+            self.hits += 1
+            if self.hits >= self.HITS and 2 * self.hits >= self.checked:
+                self.report(ev.where, {"abs_max": absmax, "std": std, "batches_raw": self.hits,
+                                       "batches_checked": self.checked, "input_shape": list(x.shape)},
+                            absmax=absmax, std=std, hits=self.hits, checked=self.checked)

@@ -1,0 +1,328 @@
+"""lr-too-high / lr-too-low / loss-not-decreasing: judged from the loss curve and the size of the updates.
+
+All three read ``session.losses`` (every scalar loss ``backward()`` was called on) and the
+learning rate from the optimizer's ``param_groups``. Runs with two optimizers (GANs) and
+losses that go negative are left alone where their curves do not mean what these rules assume.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
+
+if TYPE_CHECKING:
+    from trainwell.doctor.session import Session
+
+_ADAPTIVE = (torch.optim.Adam, torch.optim.AdamW, torch.optim.Adamax, torch.optim.NAdam, torch.optim.RAdam,
+             torch.optim.RMSprop, torch.optim.Adagrad, torch.optim.Adadelta)
+
+
+def current_lr(optimizer: torch.optim.Optimizer) -> float:
+    """The largest learning rate among the optimizer's parameter groups."""
+    return max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
+
+
+def optimizer_call(optimizer: torch.optim.Optimizer, lr: float) -> str:
+    """``torch.optim.Adam(model.parameters(), lr=0.001)`` for the fix line."""
+    return f"torch.optim.{type(optimizer).__name__}(model.parameters(), lr={lr:.2g})"
+
+
+def all_finite(x: Any) -> bool:
+    """False only for a floating tensor that holds inf/NaN."""
+    return not (isinstance(x, torch.Tensor) and x.is_floating_point() and not bool(torch.isfinite(x).all()))
+
+
+@register
+class LrTooHigh(Check):
+    id = "lr-too-high"
+    severity = "error"
+    summary = "the loss blows up (rises far above its start, or becomes inf/NaN) in the first steps"
+    text = {
+        "en": Text(
+            title="The learning rate {lr} is too high: the loss blows up",
+            message="Within the first {steps} optimizer steps the loss went from {start} to {value}, although the "
+                    "inputs were finite. With learning rate {lr} each update overshoots the minimum, so the loss "
+                    "grows instead of shrinking (and then the weights become inf/NaN or the network dies).",
+            fix="use a learning rate about 10x smaller: optimizer = {call}"),
+        "zh": Text(
+            title="学习率 {lr} 太大：损失爆炸",
+            message="在最初的 {steps} 次优化器更新内，损失从 {start} 变成了 {value}，而输入都是有限值。"
+                    "学习率为 {lr} 时每次更新都越过了最小值，损失不降反升（随后权重变成 inf/NaN，或者网络“死掉”）。",
+            fix="把学习率调小约 10 倍：optimizer = {call}"),
+    }
+
+    WINDOW = 10  # losses smoothed together (geometric mean: one spike alone cannot trip the rule)
+    RISE = 3.0  # smoothed loss above this many times the starting loss...
+    HITS = 5  # ...at this many points; or
+    SPIKE = 15.0  # one loss this many times the start, and another one...
+    SPIKE2 = 5.0  # ...this many times (healthy runs stay under ~8x; a too-high lr spikes 20-1000x, then dies)
+    MAX_STEPS = 200  # only the start of training is judged
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.first: list[float] = []  # the first WINDOW losses
+        self.window: list[float] = []
+        self.top = [0.0, 0.0]  # the two largest finite losses so far
+        self.hits = 0
+        self.terms = 0  # elements averaged by the last loss: few means noisy single losses
+        self.last_input: Any = None
+        self.last_target: Any = None
+        self.optimizers: set[int] = set()
+        self.opt: torch.optim.Optimizer | None = None
+        self.step_where: str | None = None
+        self.n_losses = 0
+        self.done = False
+
+    def on_forward(self, ev: ForwardEvent) -> None:
+        # The model's input; loss modules (no parameters) get the model's output, which may be inf.
+        if ev.grad_enabled and ev.inputs and next(ev.module.parameters(), None) is not None:
+            self.last_input = ev.inputs[0]
+
+    def on_loss(self, ev: LossEvent) -> None:
+        if isinstance(ev.target, torch.Tensor):
+            self.terms, self.last_target = ev.target.numel(), ev.target
+
+    def on_step(self, ev: StepEvent) -> None:
+        self.optimizers.add(id(ev.optimizer))
+        self.opt, self.step_where = ev.optimizer, ev.where
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        losses = self.session.losses
+        if self.done or len(losses) == self.n_losses:
+            return
+        self.n_losses = len(losses)
+        v = losses[-1]
+        if self.session.step > self.MAX_STEPS or (math.isfinite(v) and v < 0):
+            self.done = True  # past the start, or a loss that goes negative (RL, likelihoods): no scale to judge
+            return
+        if not self.first and not (math.isfinite(v) and v > 0):
+            self.done = True  # no positive finite starting loss to compare with
+            return
+        if len(self.first) < self.WINDOW and math.isfinite(v):
+            self.first.append(v)
+        base = self.baseline()
+        if not math.isfinite(v):
+            self.done = True  # everything after the first inf/NaN says nothing more
+            # Growth first (not a sudden NaN from log(0) or sqrt(0)) and finite data: the steps did it.
+            if self.session.step >= 1 and self.top[0] >= self.RISE * base and self.inputs_finite():
+                self.fire(ev, v)
+            return
+        if self.session.step < 1 or len(self.optimizers) > 1:
+            return  # nothing updated yet, or two optimizers (a GAN): their losses rise and fall by design
+        self.top = sorted([*self.top, v], reverse=True)[:2]
+        if self.terms >= 16 and self.top[0] >= self.SPIKE * base and self.top[1] >= self.SPIKE2 * base:
+            if self.inputs_finite():
+                self.fire(ev, self.top[0])
+            return
+        self.window = (self.window + [v])[-self.WINDOW:]
+        if len(self.window) == self.WINDOW and min(self.window) > 0:
+            smooth = math.exp(sum(math.log(x) for x in self.window) / self.WINDOW)
+            if smooth > self.RISE * base:
+                self.hits += 1
+                if self.hits >= self.HITS and self.inputs_finite():
+                    self.fire(ev, smooth)
+
+    def baseline(self) -> float:
+        """The loss before training moved it: the very first loss, or, when single losses are noisy (fewer
+        than 16 averaged terms, e.g. batch size 1), the larger of it and the median of the first ones."""
+        if self.terms >= 16:
+            return self.first[0]
+        return max(self.first[0], statistics.median(self.first))
+
+    def inputs_finite(self) -> bool:
+        return all_finite(self.last_input) and all_finite(self.last_target)
+
+    def fire(self, ev: BackwardEvent, value: float) -> None:
+        if self.opt is None:
+            return
+        lr = current_lr(self.opt)
+        if lr <= 0:
+            return
+        self.report(self.step_where or ev.where,
+                    {"start_loss": self.baseline(), "loss": value, "lr": lr, "step": self.session.step},
+                    lr=lr, start=self.baseline(), value=value, steps=max(self.session.step, 1),
+                    call=optimizer_call(self.opt, lr / 10))
+        self.done = True
+
+
+def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
+    """(start, end) when the loss has confidently not moved, else None.
+
+    Moved: an early drop (the first 3, 10 or 30 losses above the last quarter by 2 % and by 3 standard
+    errors), a
+    decrease over the run (first quarter above the last by 2 % and by 2 standard errors), or a decrease
+    still going on (third quarter significantly above the fourth: slow training). Confidently flat: the
+    first and last quarter within ``cap`` (relative), noise included, so noisy curves are not judged.
+    """
+    n = len(losses)
+    if n < 20 or not all(math.isfinite(x) for x in losses) or min(losses) < 0:
+        return None
+    w = n // 4
+    q1, q3, q4 = losses[:w], losses[n - 2 * w:n - w], losses[n - w:]
+    start, end = statistics.fmean(q1), statistics.fmean(q4)
+    if start <= 1e-8:
+        return None
+    noise = statistics.pstdev(losses[n // 2:])  # batch-to-batch spread once training has settled
+    for k in (3, 10, 30):  # early drops of any length, each against its own noise
+        if k <= w and statistics.fmean(losses[:k]) - end > max(0.02 * end, 3 * noise / math.sqrt(k)):
+            return None
+    se = math.sqrt((statistics.pvariance(q1) + statistics.pvariance(q4)) / w)
+    if start - end > max(2 * se, 0.02 * start) or abs(start - end) + 2 * se > cap * start:
+        return None
+    se_late = math.sqrt((statistics.pvariance(q3) + statistics.pvariance(q4)) / w)
+    if statistics.fmean(q3) - end > 2 * se_late:
+        return None
+    return start, end
+
+
+@register
+class LrTooLow(Check):
+    id = "lr-too-low"
+    severity = "warning"
+    summary = "each optimizer step changes the weights by less than a millionth of their size; the loss stays put"
+    text = {
+        "en": Text(
+            title="The learning rate {lr} is too low: the weights barely move",
+            message="On {samples} checked steps, optimizer.step() changed the weight matrices by only {ratio} of "
+                    "their size (median; healthy training changes them by about 1e-4 to 1e-2 per step), and over "
+                    "{steps} steps the loss stayed at about {loss}. With learning rate {lr} the model would need "
+                    "millions of steps to learn anything.",
+            fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1): optimizer = {call}"),
+        "zh": Text(
+            title="学习率 {lr} 太小：权重几乎不动",
+            message="在检查的 {samples} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio}（中位数；"
+                    "正常训练每步约变化 1e-4 到 1e-2），{steps} 步下来损失一直停在约 {loss}。"
+                    "学习率为 {lr} 时，模型要几百万步才能学到东西。",
+            fix="调大学习率（Adam 类约 1e-3，SGD 约 1e-2 到 1e-1）：optimizer = {call}"),
+    }
+
+    TINY = 1e-6  # ||Δw|| / ||w|| per step below this is no training
+    MIN_GRAD = 1e-4  # ||g|| / ||w|| above this: the gradient is alive, so the step size is what is small
+    WATCH = 4  # weight matrices measured per sampled step
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.pending: list[tuple[torch.Tensor, torch.Tensor, float, float]] = []
+        self.samples: dict[int, list[float]] = {}  # optimizer id -> update ratio per sampled step (inf: alive grad absent)
+        self.opts: dict[int, torch.optim.Optimizer] = {}
+        self.where: str | None = None
+        self.backward_since_step = False
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        self.backward_since_step = True
+
+    def on_step_pre(self, ev: StepEvent) -> None:
+        self.pending = []
+        if not (self.session.sampled and self.backward_since_step):
+            return
+        mats = [p for g in ev.optimizer.param_groups for p in g["params"]
+                if p.ndim >= 2 and p.grad is not None and not p.grad.is_sparse]
+        for p in sorted(mats, key=lambda t: t.numel())[: self.WATCH]:
+            w = p.detach()
+            wn = float(w.float().norm())
+            if wn > 0 and math.isfinite(wn):
+                self.pending.append((p, w.clone(), wn, float(p.grad.detach().float().norm())))
+
+    def on_step(self, ev: StepEvent) -> None:
+        self.backward_since_step = False
+        if not self.pending:
+            return
+        alive = [(float((p.detach() - before).float().norm()) / wn) for p, before, wn, gn in self.pending
+                 if gn / wn >= self.MIN_GRAD]
+        self.pending = []
+        # A step whose gradients are all vanishingly small says nothing about the learning rate.
+        ratio = max(alive) if alive else math.inf
+        self.samples.setdefault(id(ev.optimizer), []).append(ratio)
+        self.opts[id(ev.optimizer)] = ev.optimizer
+        self.where = ev.where
+
+    def on_end(self) -> None:
+        s = self.session
+        if s.step < 50 or len(s.losses) < 50:
+            return
+        flat = flat_loss(s.losses, 0.10)
+        if flat is None:
+            return
+        for key, ratios in self.samples.items():
+            tiny = [r for r in ratios if r < self.TINY]
+            if len(ratios) >= 8 and len(tiny) >= 0.9 * len(ratios) and all(r < self.TINY for r in ratios[-3:]):
+                opt = self.opts[key]
+                lr = current_lr(opt)
+                target = 1e-3 if isinstance(opt, _ADAPTIVE) else 1e-2
+                self.report(self.where, {"median_update_ratio": statistics.median(ratios), "lr": lr,
+                                         "samples": len(ratios), "loss_start": flat[0], "loss_end": flat[1]},
+                            lr=lr, ratio=statistics.median(ratios), samples=len(ratios), steps=s.step,
+                            loss=flat[1], call=optimizer_call(opt, target))
+                return
+
+
+@register
+class LossNotDecreasing(Check):
+    id = "loss-not-decreasing"
+    severity = "warning"
+    summary = "after 100+ backward calls the loss is where it started"
+    text = {
+        "en": Text(
+            title="The loss is not going down",
+            message="After {count} backward() calls the loss is {end}, within {change} of where it started "
+                    "({start}): the model is not learning.{uniform_en} Common causes: optimizer.step() never "
+                    "changes the model (missing, or the optimizer holds another model's parameters), inputs and "
+                    "labels shuffled separately, a learning rate far off, or a frozen model.",
+            fix="check that the optimizer gets this model's parameters and that x and y stay paired: "
+                "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3); overfit one batch first to test"),
+        "zh": Text(
+            title="损失没有下降",
+            message="调用 {count} 次 backward() 之后，损失为 {end}，与开始时（{start}）相差不到 {change}："
+                    "模型没有在学习。{uniform_zh}常见原因：optimizer.step() 没有改变这个模型（漏写了，"
+                    "或者优化器拿的是另一个模型的参数）、输入和标签被分别打乱、学习率严重不合适，或者模型被冻结。",
+            fix="确认优化器拿到的是这个模型的参数、x 和 y 保持一一对应：optimizer = torch.optim.Adam(model.parameters(), "
+                "lr=1e-3)；可以先试着过拟合一个批次"),
+    }
+
+    MIN_BACKWARDS = 100
+    CAP = 0.05  # first and last quarter of the run within 5 % of each other, noise included
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
+        self.classes = 0  # C of the last cross-entropy / NLL input, 0 when the loss is something else
+        self.where: str | None = None
+        self.optimizers: set[int] = set()
+
+    def on_loss(self, ev: LossEvent) -> None:
+        x = ev.input
+        if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
+            self.classes = int(x.shape[1])
+        else:
+            self.classes = 0
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        self.where = ev.where
+
+    def on_step(self, ev: StepEvent) -> None:
+        self.optimizers.add(id(ev.optimizer))
+
+    def on_end(self) -> None:
+        s = self.session
+        if s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS or len(self.optimizers) > 1:
+            return  # too short to judge, or two optimizers (a GAN), whose losses are not meant to fall
+        flat = flat_loss(s.losses, self.CAP)
+        if flat is None:
+            return
+        start, end = flat
+        en = zh = ""
+        if self.classes >= 2 and abs(end - math.log(self.classes)) <= 0.05 * math.log(self.classes):
+            en = (f" The loss sits at ln({self.classes}) = {math.log(self.classes):.3f}, the value of a model that gives "
+                  f"all {self.classes} classes the same probability: it predicts uniform probabilities and ignores "
+                  f"its input.")
+            zh = (f"损失停在 ln({self.classes}) = {math.log(self.classes):.3f}，这正是对全部 {self.classes} 个类别给出相同"
+                  f"概率的模型的损失：模型输出的是均匀概率，完全没有利用输入。")
+        change = f"{abs(end - start) / start:.1%}"
+        self.report(self.where, {"loss_start": start, "loss_end": end, "backward_calls": s.backward_count,
+                                 "classes": self.classes or None},
+                    count=s.backward_count, start=start, end=end, change=change, uniform_en=en, uniform_zh=zh)

@@ -1,0 +1,172 @@
+"""wrong-loss-for-task / sigmoid-before-bce-with-logits: a loss that does not fit its inputs.
+
+Judged from the values given to the loss: class ids or one-hot rows fed to a regression
+loss, class indices fed to a binary loss, probabilities fed to a loss that wants logits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.events import LossEvent
+
+_REGRESSION = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
+_LOOK = 200  # loss calls examined on every step; later, sampled steps only
+
+_DETAIL = {
+    "one_hot": {"en": "The targets are one-hot rows ({classes} columns, one 1 per row): this is classification.",
+                "zh": "目标是 one-hot 行（{classes} 列，每行一个 1）：这是分类任务。"},
+    "class_ids": {"en": "The targets are integer class ids ({classes} distinct values per batch): this is "
+                        "classification.",
+                  "zh": "目标是整数类别编号（每个批次 {classes} 种取值）：这是分类任务。"},
+    "bce_ids": {"en": "The targets are class indices up to {classes}, but a binary loss needs targets in [0, 1]: "
+                      "values above 1 make it meaningless.",
+                "zh": "目标是最大到 {classes} 的类别编号，但二分类损失要求目标在 [0, 1] 之间：大于 1 的目标让损失失去意义。"},
+}
+
+
+def _is_one_hot(t: torch.Tensor) -> bool:
+    """(B, C) rows of 0/1 with exactly one 1 each."""
+    if t.ndim != 2 or t.shape[1] < 2 or t.dtype == torch.bool:
+        return False
+    return bool(((t == 0) | (t == 1)).all()) and bool((t.sum(dim=1) == 1).all())
+
+
+@register
+class WrongLossForTask(Check):
+    id = "wrong-loss-for-task"
+    severity = "warning"
+    summary = "a regression loss (MSE / L1) used on class labels, or BCE on multi-class indices"
+    text = {
+        "en": Text(
+            title="{loss} used for a classification task",
+            message="{detail} {loss} does not treat the outputs as a choice between classes: the model learns "
+                    "slowly, predicts values in between the classes, and its scores are not class probabilities "
+                    "(seen on {count} loss calls).",
+            fix="use cross-entropy on logits with integer class ids: loss = F.cross_entropy(model(x), y)  "
+                "# y: class index 0..C-1 (y = onehot.argmax(1)); model outputs one score per class"),
+        "zh": Text(
+            title="分类任务用了 {loss}",
+            message="{detail}{loss} 不会把输出当作在各个类别之间做选择：模型学得慢，预测出介于类别之间的值，"
+                    "输出的分数也不是类别概率（在 {count} 次损失调用中都是如此）。",
+            fix="对 logits 使用交叉熵，目标用整数类别编号：loss = F.cross_entropy(model(x), y)  "
+                "# y 为 0..C-1 的类别下标（y = onehot.argmax(1)）；模型对每个类别输出一个分数"),
+    }
+
+    HITS = 3
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.calls = 0
+        self.hits = 0
+
+    def on_loss(self, ev: LossEvent) -> None:
+        if self.reported or (self.calls >= _LOOK and not self.session.sampled):
+            return
+        inp, t = ev.input, ev.target
+        if not (isinstance(inp, torch.Tensor) and isinstance(t, torch.Tensor)) or not inp.requires_grad:
+            return  # metrics computed without gradients say nothing about the training loss
+        self.calls += 1
+        found = self._judge(ev.name, inp.detach(), t.detach())
+        if found is None:
+            return
+        kind, classes = found
+        self.hits += 1
+        if self.hits >= self.HITS:
+            loss = _REGRESSION.get(ev.name, "BCEWithLogitsLoss")
+            self.report(ev.where, {"loss": ev.name, "target_kind": kind, "classes": classes,
+                                   "target_shape": list(t.shape), "input_shape": list(inp.shape)},
+                        loss=loss, count=self.hits, detail=self._say(kind, classes=classes))
+
+    def _judge(self, name: str, inp: torch.Tensor, t: torch.Tensor) -> tuple[str, int] | None:
+        if name in _REGRESSION:
+            if t.shape == inp.shape and _is_one_hot(t):
+                return "one_hot", int(t.shape[1])
+            if not t.is_floating_point() and t.dtype != torch.bool and t.numel() >= 2 and t.numel() == inp.numel():
+                distinct = int(torch.unique(t).numel())
+                if int(t.min()) >= 0 and 2 <= distinct <= 50:
+                    return "class_ids", distinct
+        elif name == "binary_cross_entropy_with_logits" and t.is_floating_point() and t.numel() >= 2:
+            top = float(t.max())
+            if top > 1 and float(t.min()) >= 0 and bool((t == t.round()).all()) and top <= 1000:
+                return "bce_ids", int(top)
+        return None
+
+    def _say(self, key: str, **values: Any) -> str:
+        texts = _DETAIL[key]
+        return texts.get(self.session.lang, texts["en"]).format(**values)
+
+
+# Ops that only move values around: the probabilities pass through them unchanged.
+_PASS_THROUGH = {"SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0", "ViewBackward0",
+                 "ReshapeAliasBackward0", "UnsafeViewBackward0", "ExpandBackward0", "SelectBackward0",
+                 "SliceBackward0", "CloneBackward0", "ToCopyBackward0", "TBackward0", "PermuteBackward0",
+                 "TransposeBackward0", "CatBackward0", "StackBackward0", "IndexBackward0", "AliasBackward0"}
+_PROBABILITY_OPS = {"SigmoidBackward0": "sigmoid", "SoftmaxBackward0": "softmax"}
+
+
+def made_by(x: torch.Tensor, hops: int = 6) -> str | None:
+    """The op that produced ``x``'s values ("sigmoid", "softmax"), looking through reshapes; else None."""
+    fn = x.grad_fn
+    for _ in range(hops):
+        if fn is None:
+            return None
+        name = type(fn).__name__
+        if name in _PROBABILITY_OPS:
+            return _PROBABILITY_OPS[name]
+        if name not in _PASS_THROUGH:
+            return None
+        fn = next((f for f, _ in fn.next_functions if f is not None), None)
+    return None
+
+
+@register
+class SigmoidBeforeBCEWithLogits(Check):
+    id = "sigmoid-before-bce-with-logits"
+    severity = "error"
+    summary = "probabilities (sigmoid output) passed to BCEWithLogitsLoss, which applies sigmoid itself"
+    text = {
+        "en": Text(
+            title="Sigmoid output passed to BCEWithLogitsLoss",
+            message="On {count} calls the values given to BCEWithLogitsLoss came straight out of {op} (all between "
+                    "{low} and {high}): these are probabilities, not logits. BCEWithLogitsLoss applies sigmoid "
+                    "itself, so it runs twice: predictions are squeezed into [0.5, 0.73], the loss can never get "
+                    "small and the model barely learns.",
+            fix="remove the sigmoid before the loss and pass the raw scores: loss = F.binary_cross_entropy_with_logits"
+                "(model(x), y)  # use torch.sigmoid(logits) only to read probabilities"),
+        "zh": Text(
+            title="把 sigmoid 的输出传给了 BCEWithLogitsLoss",
+            message="在 {count} 次调用中，传给 BCEWithLogitsLoss 的值直接来自 {op}（全部在 {low} 和 {high} 之间）："
+                    "这些是概率，不是 logits。BCEWithLogitsLoss 自己会做 sigmoid，等于做了两次 sigmoid："
+                    "预测被压缩到 [0.5, 0.73]，损失永远降不下来，模型几乎学不到东西。",
+            fix="去掉损失前的 sigmoid，直接传原始分数：loss = F.binary_cross_entropy_with_logits(model(x), y)"
+                "  # 只在需要概率时再用 torch.sigmoid(logits)"),
+    }
+
+    HITS = 2
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.hits = 0
+        self.low, self.high = 1.0, 0.0
+
+    def on_loss(self, ev: LossEvent) -> None:
+        # Judged from how the values were made, not their range: real logits can sit inside
+        # [0, 1] for a while (a fresh GAN discriminator), sigmoid output always does.
+        if ev.name != "binary_cross_entropy_with_logits" or self.reported or not isinstance(ev.input, torch.Tensor):
+            return
+        op = made_by(ev.input)
+        if op is None:
+            return
+        x = ev.input.detach()
+        low, high = float(x.min()), float(x.max())
+        if low < 0.0 or high > 1.0:
+            return
+        self.hits += 1
+        self.low, self.high = min(self.low, low), max(self.high, high)
+        if self.hits >= self.HITS:
+            self.report(ev.where, {"made_by": op, "calls": self.hits, "min": self.low, "max": self.high},
+                        count=self.hits, op=op, low=self.low, high=self.high)
