@@ -18,7 +18,7 @@ class DigitsAugmented(Dataset):
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
         img = np.kron(digits.images[i], np.ones((8, 8))) / 16.0  # 64x64 "decoded" image
-        for _ in range(10):  # blur
+        for _ in range(30):  # blur
             img = (img + np.roll(img, 1, 0) + np.roll(img, -1, 0) + np.roll(img, 1, 1) + np.roll(img, -1, 1)) / 5
         img = np.fft.ifft2(np.fft.fft2(img) * np.exp(-0.001 * np.arange(64) ** 2)).real  # low-pass
         top, left = rng.integers(0, 8, 2)

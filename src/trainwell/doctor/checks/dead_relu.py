@@ -3,11 +3,13 @@
 A unit is one feature (dim 1) across the batch and any spatial dims; it is dead on a batch
 when it is zero for all of it. Healthy networks have dead units too (a CNN trained with a high
 learning rate can lose ~85 % of a layer's channels and still learn), so only layers where at
-least 90 % of the units are dead, on 3 of the last 4 sampled steps after step 20, are reported.
+least 90 % of the units are dead (75 % while the loss has not improved on its start), on 3 of
+the last 4 sampled steps after step 20, are reported.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import torch
@@ -60,14 +62,17 @@ class DeadRelu(Check):
                 "nn.init.zeros_(layer.bias)  # 或用 nn.LeakyReLU(0.01) 代替 nn.ReLU()"),
     }
 
-    SHARE = 0.9  # dead share of a layer's units (healthy CNNs trained hard reach ~85 % in a layer)
-    SEEN = 3  # sampled steps at or above it, among...
+    SHARE = 0.9  # dead share of a layer's units (healthy CNNs trained hard reach ~85 % in a layer), or...
+    SHARE_STUCK = 0.75  # ...this share when the run ends with the loss no better than at its start
+    STUCK = 0.9  # "no better": the last 10 losses average at least this fraction of the first 3
+    SEEN = 3  # sampled steps at or above the share, among...
     LAST = 4  # ...the last this many sampled steps
     MIN_STEP = 20  # a layer may start with dead units and recover in the first steps
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
         self.history: dict[tuple[int, int], list[tuple[int, float]]] = {}  # (model id, ReLU call #) -> (step, share)
+        self.where: dict[tuple[int, int], tuple[str | None, int]] = {}  # key -> (model call's line, units)
         self.trained: set[int] = set()  # ids of models some optimizer trains (checked until true)
 
     def on_forward(self, ev: ForwardEvent) -> None:
@@ -90,9 +95,30 @@ class DeadRelu(Check):
                 share = min(share, history.pop()[1])
             history.append((step, share))
             del history[: -self.LAST]
-            dead = [s for _, s in history if s >= self.SHARE]
-            if len(dead) >= self.SEEN and step >= self.MIN_STEP:
-                self.report(ev.where, {"dead_share": share, "units": units, "relu_index": i + 1,
-                                       "sampled_steps": len(dead)},
-                            share=f"{min(dead):.0%}", units=units, layer=i + 1, count=len(dead), last=len(history))
+            self.where[(id(model), i)] = (ev.where, units)
+            if step >= self.MIN_STEP and self.judge((id(model), i), self.SHARE):
                 return
+
+    def on_end(self) -> None:
+        # A network that died early never learns: judged on the whole run, since healthy ones often sit on a
+        # plateau for their first steps while many units are silent.
+        losses = self.session.losses
+        if self.reported or len(losses) < 50 or not all(math.isfinite(x) for x in losses[-10:]):
+            return
+        start = sum(losses[:3]) / 3
+        if start > 0 and sum(losses[-10:]) / 10 >= self.STUCK * start:
+            for key, history in self.history.items():
+                if history and history[-1][0] >= self.MIN_STEP and self.judge(key, self.SHARE_STUCK):
+                    return
+
+    def judge(self, key: tuple[int, int], threshold: float) -> bool:
+        history = self.history[key]
+        dead = [s for _, s in history if s >= threshold]
+        if len(dead) < self.SEEN:
+            return False
+        where, units = self.where[key]
+        self.report(where, {"dead_share": min(dead), "units": units, "relu_index": key[1] + 1,
+                            "sampled_steps": len(dead)},
+                    share=f"{min(dead):.0%}", units=units, layer=key[1] + 1, count=len(dead), last=len(history))
+        return True
+

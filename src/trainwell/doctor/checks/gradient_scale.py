@@ -29,18 +29,18 @@ class ExplodingGradients(Check):
     summary = "the gradient norm grows a thousandfold (or to inf/NaN) during training"
     text = {
         "en": Text(
-            title="Exploding gradients: the gradient norm grew {growth}x",
+            title="Exploding gradients: the gradient norm jumped from {early} to {norm}",
             message="At step {step} the total gradient norm that optimizer.step() was about to apply was {norm}, "
-                    "{growth}x its value in the first steps ({early}), while the loss was still finite. Updates "
+                    "against {early} in the first steps, while the loss was still finite. Updates "
                     "that large throw the weights far away, and the next steps usually end in inf/NaN. Typical "
                     "causes: a deep network with too large an initialisation, a learning rate that is too high, "
                     "or an RNN trained without gradient clipping.",
             fix="clip the gradients before the step: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
                 "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate"),
         "zh": Text(
-            title="梯度爆炸：梯度范数增大了 {growth} 倍",
-            message="第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm}，是最初几步（{early}）的 {growth} "
-                    "倍，而此时损失仍是有限值。这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
+            title="梯度爆炸：梯度范数从 {early} 猛增到 {norm}",
+            message="第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm}，而最初几步只有 {early}，"
+                    "此时损失仍是有限值。这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
                     "常见原因：深层网络的初始化过大、学习率过高，或者 RNN 训练时没有做梯度裁剪。",
             fix="在更新前裁剪梯度：torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
                 "  # 放在 loss.backward() 和 optimizer.step() 之间；也可以减小初始化尺度或学习率"),
@@ -81,9 +81,9 @@ class ExplodingGradients(Check):
             self.fire(ev, norm, base)
 
     def fire(self, ev: StepEvent, norm: float, base: float) -> None:
-        growth = norm / base if math.isfinite(norm) else norm
-        self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "step": self.session.step},
-                    norm=norm, early=base, growth=f"{growth:.3g}", step=self.session.step)
+        self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "growth": norm / base,
+                               "step": self.session.step},
+                    norm=norm, early=base, step=self.session.step)
 
 
 def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -> list[torch.Tensor]:

@@ -58,26 +58,29 @@ class LrTooHigh(Check):
     }
 
     WINDOW = 10  # losses smoothed together (geometric mean: one spike alone cannot trip the rule)
-    RISE = 3.0  # smoothed loss above this many times the starting loss...
+    GROWTH = 3.0  # before an inf/NaN loss, some loss this many times the start (growth, not log(0))
+    RISE = 5.0  # smoothed loss above this many times the start (deep nets without warm-up reach ~4x)...
     HITS = 5  # ...at this many points; or
     SPIKE = 15.0  # one loss this many times the start, and another one...
-    SPIKE2 = 5.0  # ...this many times (healthy runs stay under ~8x; a too-high lr spikes 20-1000x, then dies)
+    SPIKE2 = 5.0  # ...this many times (healthy runs stay under ~8x; a too-high lr spikes 20-1000x); or
+    JUMP = 3.0  # a loss this many times the start, and the run never gets below the start again
     MAX_STEPS = 200  # only the start of training is judged
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
         self.first: list[float] = []  # the first WINDOW losses
         self.window: list[float] = []
-        self.top = [0.0, 0.0]  # the two largest finite losses so far
+        self.top = [0.0, 0.0]  # the two largest finite losses after the first step
+        self.top_step = 0
         self.hits = 0
-        self.terms = 0  # elements averaged by the last loss: few means noisy single losses
+        self.terms = 0  # elements averaged by the starting loss: few means a noisy start
         self.last_input: Any = None
         self.last_target: Any = None
         self.optimizers: set[int] = set()
         self.opt: torch.optim.Optimizer | None = None
         self.step_where: str | None = None
         self.n_losses = 0
-        self.done = False
+        self.off = False  # no scale to judge: negative losses, no finite start, an inf/NaN seen, a GAN
 
     def on_forward(self, ev: ForwardEvent) -> None:
         # The model's input; loss modules (no parameters) get the model's output, which may be inf.
@@ -86,7 +89,9 @@ class LrTooHigh(Check):
 
     def on_loss(self, ev: LossEvent) -> None:
         if isinstance(ev.target, torch.Tensor):
-            self.terms, self.last_target = ev.target.numel(), ev.target
+            self.last_target = ev.target
+            if not self.first:  # the starting loss's batch (a short last batch must not change it)
+                self.terms = ev.target.numel()
 
     def on_step(self, ev: StepEvent) -> None:
         self.optimizers.add(id(ev.optimizer))
@@ -94,31 +99,33 @@ class LrTooHigh(Check):
 
     def on_backward(self, ev: BackwardEvent) -> None:
         losses = self.session.losses
-        if self.done or len(losses) == self.n_losses:
+        if self.off or self.reported or len(losses) == self.n_losses or self.session.step > self.MAX_STEPS:
             return
         self.n_losses = len(losses)
         v = losses[-1]
-        if self.session.step > self.MAX_STEPS or (math.isfinite(v) and v < 0):
-            self.done = True  # past the start, or a loss that goes negative (RL, likelihoods): no scale to judge
-            return
-        if not self.first and not (math.isfinite(v) and v > 0):
-            self.done = True  # no positive finite starting loss to compare with
+        if (math.isfinite(v) and v < 0) or not (self.first or (math.isfinite(v) and v > 0)):
+            self.off = True  # a loss that goes negative (RL, likelihoods), or no positive finite start
             return
         if len(self.first) < self.WINDOW and math.isfinite(v):
             self.first.append(v)
         base = self.baseline()
         if not math.isfinite(v):
-            self.done = True  # everything after the first inf/NaN says nothing more
+            self.off = True  # everything after the first inf/NaN says nothing more
             # Growth first (not a sudden NaN from log(0) or sqrt(0)) and finite data: the steps did it.
-            if self.session.step >= 1 and self.top[0] >= self.RISE * base and self.inputs_finite():
-                self.fire(ev, v)
+            if self.session.step >= 1 and self.top[0] >= self.GROWTH * base and self.inputs_finite():
+                self.fire(ev.where, v, self.session.step)
             return
-        if self.session.step < 1 or len(self.optimizers) > 1:
-            return  # nothing updated yet, or two optimizers (a GAN): their losses rise and fall by design
+        if self.session.step < 1:
+            return  # nothing updated yet
+        if len(self.optimizers) > 1:
+            self.off = True  # two optimizers (a GAN): their losses rise and fall by design
+            return
+        if v > self.top[0]:
+            self.top_step = self.session.step
         self.top = sorted([*self.top, v], reverse=True)[:2]
         if self.terms >= 16 and self.top[0] >= self.SPIKE * base and self.top[1] >= self.SPIKE2 * base:
             if self.inputs_finite():
-                self.fire(ev, self.top[0])
+                self.fire(ev.where, self.top[0], self.top_step)
             return
         self.window = (self.window + [v])[-self.WINDOW:]
         if len(self.window) == self.WINDOW and min(self.window) > 0:
@@ -126,7 +133,18 @@ class LrTooHigh(Check):
             if smooth > self.RISE * base:
                 self.hits += 1
                 if self.hits >= self.HITS and self.inputs_finite():
-                    self.fire(ev, smooth)
+                    self.fire(ev.where, smooth, self.session.step)
+
+    def on_end(self) -> None:
+        # A jump, then the network died (dead ReLUs, saturated units): the loss never beats its start again.
+        losses = self.session.losses
+        if self.off or self.reported or self.terms < 16 or self.session.step < 50 or len(losses) < 50:
+            return
+        tail = losses[-20:]
+        base = self.baseline()
+        if (self.top[0] >= self.JUMP * base and all(math.isfinite(x) for x in tail)
+                and statistics.fmean(tail) >= 0.95 * base and self.inputs_finite()):
+            self.fire(None, self.top[0], self.top_step)
 
     def baseline(self) -> float:
         """The loss before training moved it: the very first loss, or, when single losses are noisy (fewer
@@ -138,17 +156,16 @@ class LrTooHigh(Check):
     def inputs_finite(self) -> bool:
         return all_finite(self.last_input) and all_finite(self.last_target)
 
-    def fire(self, ev: BackwardEvent, value: float) -> None:
+    def fire(self, where: str | None, value: float, step: int) -> None:
         if self.opt is None:
             return
         lr = current_lr(self.opt)
         if lr <= 0:
             return
-        self.report(self.step_where or ev.where,
-                    {"start_loss": self.baseline(), "loss": value, "lr": lr, "step": self.session.step},
-                    lr=lr, start=self.baseline(), value=value, steps=max(self.session.step, 1),
+        self.report(self.step_where or where,
+                    {"start_loss": self.baseline(), "loss": value, "lr": lr, "step": step},
+                    lr=lr, start=self.baseline(), value=value, steps=max(step, 1),
                     call=optimizer_call(self.opt, lr / 10))
-        self.done = True
 
 
 def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
@@ -270,16 +287,17 @@ class LossNotDecreasing(Check):
     text = {
         "en": Text(
             title="The loss is not going down",
-            message="After {count} backward() calls the loss is {end}, within {change} of where it started "
-                    "({start}): the model is not learning.{uniform_en} Common causes: optimizer.step() never "
+            message="After {count} backward() calls the loss averages {end} over the last quarter of the run, "
+                    "{change} away from the first quarter ({start}): the model is not learning.{uniform_en} "
+                    "Common causes: optimizer.step() never "
                     "changes the model (missing, or the optimizer holds another model's parameters), inputs and "
                     "labels shuffled separately, a learning rate far off, or a frozen model.",
             fix="check that the optimizer gets this model's parameters and that x and y stay paired: "
                 "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3); overfit one batch first to test"),
         "zh": Text(
             title="损失没有下降",
-            message="调用 {count} 次 backward() 之后，损失为 {end}，与开始时（{start}）相差不到 {change}："
-                    "模型没有在学习。{uniform_zh}常见原因：optimizer.step() 没有改变这个模型（漏写了，"
+            message="调用 {count} 次 backward() 之后，最后四分之一训练过程的平均损失为 {end}，与最初四分之一（{start}）"
+                    "只差 {change}：模型没有在学习。{uniform_zh}常见原因：optimizer.step() 没有改变这个模型（漏写了，"
                     "或者优化器拿的是另一个模型的参数）、输入和标签被分别打乱、学习率严重不合适，或者模型被冻结。",
             fix="确认优化器拿到的是这个模型的参数、x 和 y 保持一一对应：optimizer = torch.optim.Adam(model.parameters(), "
                 "lr=1e-3)；可以先试着过拟合一个批次"),
@@ -292,7 +310,9 @@ class LossNotDecreasing(Check):
         super().__init__(session)
         self.classes = 0  # C of the last cross-entropy / NLL input, 0 when the loss is something else
         self.where: str | None = None
-        self.optimizers: set[int] = set()
+        self.seen: set[int] = set()  # optimizers that have stepped
+        self.last = 0
+        self.returns = 0  # steps that went back to an optimizer used before another one: GAN-style training
 
     def on_loss(self, ev: LossEvent) -> None:
         x = ev.input
@@ -305,12 +325,18 @@ class LossNotDecreasing(Check):
         self.where = ev.where
 
     def on_step(self, ev: StepEvent) -> None:
-        self.optimizers.add(id(ev.optimizer))
+        key = id(ev.optimizer)
+        if key != self.last and key in self.seen:
+            self.returns += 1
+        self.seen.add(key)
+        self.last = key
 
     def on_end(self) -> None:
         s = self.session
-        if s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS or len(self.optimizers) > 1:
-            return  # too short to judge, or two optimizers (a GAN), whose losses are not meant to fall
+        if s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS:
+            return  # too short to judge
+        if self.returns >= 3 and self.returns >= 0.25 * s.step:
+            return  # optimizers taking turns (a GAN): those losses are not meant to fall
         flat = flat_loss(s.losses, self.CAP)
         if flat is None:
             return

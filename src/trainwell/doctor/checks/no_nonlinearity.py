@@ -108,11 +108,14 @@ def _graph_tensors(output: Any, depth: int = 0) -> list[torch.Tensor]:
 
 
 def _in_degrees(roots: list[torch.Tensor]) -> tuple[dict[int, int], list[Any]] | None:
-    """How many graph edges point at each autograd node reachable from the outputs (``None``: too big)."""
+    """How many uses (graph edges, or being returned) each autograd node reachable from the outputs has
+    (``None``: graph too big to walk)."""
     keep: list[Any] = [t.grad_fn for t in roots]  # holding the node wrappers keeps their ids unique
     seen = {id(n) for n in keep}
     stack = list(keep)
     degree: dict[int, int] = {}
+    for n in keep:  # a tensor the model returns is used by the caller too (features returned with logits)
+        degree[id(n)] = degree.get(id(n), 0) + 1
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
@@ -147,14 +150,14 @@ class NoNonlinearity(Check):
             message="The output of {first} ({first_type}) goes straight into {second} ({second_type}) with nothing "
                     "non-linear in between. Two linear layers in a row are just one linear layer: the extra layer "
                     "adds parameters but cannot learn anything more, so the model is less powerful than it looks.",
-            fix="put an activation between them: nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))  "
-                "# or x = self.fc2(torch.relu(self.fc1(x)))"),
+            fix="put an activation after {first}, e.g. nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))  "
+                "# or in forward(): x = self.fc2(torch.relu(self.fc1(x)))"),
         "zh": Text(
             title="{first} 和 {second} 之间没有激活函数",
             message="{first}（{first_type}）的输出直接进入了 {second}（{second_type}），中间没有任何非线性操作。"
                     "连续两个线性层其实就等于一个线性层：多出来的那层只增加参数，却学不到更多东西，模型没有看上去那么强。",
-            fix="在它们之间加一个激活函数：nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))"
-                "  # 或 x = self.fc2(torch.relu(self.fc1(x)))"),
+            fix="在 {first} 之后加一个激活函数，例如 nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))"
+                "  # 或在 forward() 中：x = self.fc2(torch.relu(self.fc1(x)))"),
     }
 
     def __init__(self, session):  # type: ignore[no-untyped-def]

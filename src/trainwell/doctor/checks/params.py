@@ -253,7 +253,7 @@ class GradNone(Check):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.none: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}  # id -> (param, steps seen with None)
+        self.none: dict[int, tuple[weakref.ref[torch.Tensor] | None, int]] = {}  # id -> (param, steps seen with None)
         self.had: set[int] = set()  # optimizer params seen with a gradient at some step
         self.last_backward: weakref.WeakKeyDictionary[Optimizer, int] = weakref.WeakKeyDictionary()
         self.model_where: weakref.WeakKeyDictionary[nn.Module, str | None] = weakref.WeakKeyDictionary()
@@ -277,7 +277,9 @@ class GradNone(Check):
             if h:
                 self.had.add(id(p))
             elif id(p) not in self.had:
-                ref, n = self.none.get(id(p), (weakref.ref(p), 0))
+                ref, n = self.none.get(id(p), (None, 0))
+                if ref is None or ref() is not p:  # new, or an id reused by another tensor
+                    ref, n = weakref.ref(p), 0
                 self.none[id(p)] = (ref, n + 1)
                 fresh |= n + 1 == self.MIN_CHECKS
         if fresh or self.pending:
@@ -286,7 +288,7 @@ class GradNone(Check):
     def _judge(self) -> None:
         """Name the parameters that qualify now (models may be gone by the end of the script)."""
         cands = {i for i, (ref, n) in self.none.items() if n >= self.MIN_CHECKS and i not in self.had
-                 and ref() is not None}
+                 and ref is not None and ref() is not None}
         self.pending = None
         if not cands:
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_params
-from trainwell.doctor.events import BackwardEvent, StepEvent, ZeroGradEvent
+from trainwell.doctor.events import BackwardEvent, StepEvent
 
 
 @register
@@ -73,27 +73,22 @@ class ZeroGradMisplaced(Check):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.backward_since_step = False
-        self.cleared_since_backward = False
+        self.filled: set[int] = set()  # optimizers whose gradients the last backward() filled
         self.streak = 0
         self.first_where: str | None = None
 
     def on_backward(self, ev: BackwardEvent) -> None:
-        self.backward_since_step = True
-        self.cleared_since_backward = False
-
-    def on_zero_grad(self, ev: ZeroGradEvent) -> None:
-        self.cleared_since_backward = True
+        # Only gradients that backward() really wrote can be "cleared too early"; a model
+        # rebuilt after its optimizer was made never fills them (that is params-not-in-optimizer).
+        self.filled = {id(opt) for opt in self.session.optimizers
+                       if any(not grad_is_clear(p) for p in watched_params(optimizer_params(opt)))}
 
     def on_step_pre(self, ev: StepEvent) -> None:
-        if not self.backward_since_step:
-            return  # a step without a backward (e.g. a scheduler warm-up call) says nothing
-        self.backward_since_step = False
+        if id(ev.optimizer) not in self.filled:
+            return  # no fresh gradients to lose (a step without backward, an unused optimizer)
+        self.filled.discard(id(ev.optimizer))
         params = watched_params(optimizer_params(ev.optimizer))
-        # All-zero gradients can be honest (a batch whose loss does not depend on the weights);
-        # only a clearing call, or gradients set to None, after backward() proves the bug.
-        cleared = self.cleared_since_backward or all(p.grad is None for p in params)
-        if params and cleared and all(grad_is_clear(p) for p in params):
+        if params and all(grad_is_clear(p) for p in params):
             self.streak += 1
             self.first_where = self.first_where or ev.where
             if self.streak >= 3:
