@@ -348,7 +348,8 @@ class LossNotDecreasing(Check):
                   f"its input.")
             zh = (f"损失停在 ln({self.classes}) = {math.log(self.classes):.3f}，这正是对全部 {self.classes} 个类别给出相同"
                   f"概率的模型的损失：模型输出的是均匀概率，完全没有利用输入。")
-        change = f"{abs(end - start) / start:.1%}"
+        rel = abs(end - start) / start
+        change = f"{rel:.1%}" if rel >= 0.001 else "<0.1%"
         self.report(self.where, {"loss_start": start, "loss_end": end, "backward_calls": s.backward_count,
                                  "classes": self.classes or None},
                     count=s.backward_count, start=start, end=end, change=change, uniform_en=en, uniform_zh=zh)
