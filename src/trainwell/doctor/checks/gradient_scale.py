@@ -112,7 +112,7 @@ class VanishingGradients(Check):
                     "way back (saturating sigmoid/tanh activations, or a deep stack with too small an "
                     "initialisation), so the early layers practically never learn.",
             fix="use ReLU-family activations with He init, or add normalisation / residual connections: "
-                "nn.Sequential(nn.Linear(n, n), nn.BatchNorm1d(n), nn.ReLU())  # instead of nn.Sigmoid() in every layer"),
+                "nn.Sequential(nn.Linear(n, n), nn.BatchNorm1d(n), nn.ReLU())  # not nn.Sigmoid() in every layer"),
         "zh": Text(
             title="梯度消失：前面几层几乎得不到梯度",
             message="连续 {count} 个采样步中，第一层权重的梯度为 {first}，比最后一层（{last}）小 {ratio} 倍。"

@@ -84,7 +84,9 @@ class LrTooHigh(Check):
 
     def on_forward(self, ev: ForwardEvent) -> None:
         # The model's input; loss modules (no parameters) get the model's output, which may be inf.
-        if ev.grad_enabled and ev.inputs and next(ev.module.parameters(), None) is not None:
+        if self.session.step > self.MAX_STEPS or not (ev.grad_enabled and ev.inputs):
+            return
+        if next(ev.module.parameters(), None) is not None:
             self.last_input = ev.inputs[0]
 
     def on_loss(self, ev: LossEvent) -> None:
@@ -138,7 +140,8 @@ class LrTooHigh(Check):
     def on_end(self) -> None:
         # A jump, then the network died (dead ReLUs, saturated units): the loss never beats its start again.
         losses = self.session.losses
-        if self.off or self.reported or self.terms < 16 or self.session.step < 50 or len(losses) < 50:
+        if (self.off or self.reported or self.terms < 16 or len(self.optimizers) > 1
+                or self.session.step < 50 or len(losses) < 50):
             return
         tail = losses[-20:]
         base = self.baseline()
@@ -172,10 +175,9 @@ def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
     """(start, end) when the loss has confidently not moved, else None.
 
     Moved: an early drop (the first 3, 10 or 30 losses above the last quarter by 2 % and by 3 standard
-    errors), a
-    decrease over the run (first quarter above the last by 2 % and by 2 standard errors), or a decrease
-    still going on (third quarter significantly above the fourth: slow training). Confidently flat: the
-    first and last quarter within ``cap`` (relative), noise included, so noisy curves are not judged.
+    errors), a decrease over the run (first quarter above the last by 2 % and by 2 standard errors), or a
+    decrease still going on (third quarter significantly above the fourth: slow training). Confidently
+    flat: first and last quarter within ``cap`` (relative), noise included, so noisy curves are not judged.
     """
     n = len(losses)
     if n < 20 or not all(math.isfinite(x) for x in losses) or min(losses) < 0:
@@ -226,7 +228,7 @@ class LrTooLow(Check):
     def __init__(self, session: Session) -> None:
         super().__init__(session)
         self.pending: list[tuple[torch.Tensor, torch.Tensor, float, float]] = []
-        self.samples: dict[int, list[float]] = {}  # optimizer id -> update ratio per sampled step (inf: alive grad absent)
+        self.samples: dict[int, list[float]] = {}  # optimizer id -> update ratio per sampled step (inf: no live grad)
         self.opts: dict[int, torch.optim.Optimizer] = {}
         self.where: str | None = None
         self.backward_since_step = False
@@ -343,9 +345,9 @@ class LossNotDecreasing(Check):
         start, end = flat
         en = zh = ""
         if self.classes >= 2 and abs(end - math.log(self.classes)) <= 0.05 * math.log(self.classes):
-            en = (f" The loss sits at ln({self.classes}) = {math.log(self.classes):.3f}, the value of a model that gives "
-                  f"all {self.classes} classes the same probability: it predicts uniform probabilities and ignores "
-                  f"its input.")
+            en = (f" The loss sits at ln({self.classes}) = {math.log(self.classes):.3f}, the value of a model that "
+                  f"gives all {self.classes} classes the same probability: it predicts uniform probabilities and "
+                  f"ignores its input.")
             zh = (f"损失停在 ln({self.classes}) = {math.log(self.classes):.3f}，这正是对全部 {self.classes} 个类别给出相同"
                   f"概率的模型的损失：模型输出的是均匀概率，完全没有利用输入。")
         rel = abs(end - start) / start
