@@ -86,6 +86,10 @@ class Session:
 
         names = checks if checks is not None else CHECKS.names()
         self.checks: list[Check] = [CHECKS.get(n)(self) for n in names]
+        # Per event, only the checks that handle it: most checks handle one or two events.
+        self._handlers: dict[str, list[Check]] = {
+            m: [c for c in self.checks if getattr(type(c), m) is not getattr(Check, m)]
+            for m in dir(Check) if m.startswith("on_")}
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.backward_count = 0
@@ -133,12 +137,17 @@ class Session:
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, method: str, *args: Any) -> None:
+        handlers = self._handlers[method]
+        if not handlers:
+            return
         with self.quiet():
-            for check in list(self.checks):
+            for check in list(handlers):
                 try:
                     getattr(check, method)(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
-                    self.checks.remove(check)
+                    for hs in self._handlers.values():
+                        if check in hs:
+                            hs.remove(check)
                     self.internal_errors.append(f"{check.id}.{method}: {type(e).__name__}: {e}")
                     if self.debug:
                         raise
