@@ -34,4 +34,6 @@ def test_working_models_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mo
     assert code == 0, report["findings"]
     assert report["findings"] == []
     assert report["preflight"]["overfit"]["accuracy"] == 1.0
-    assert len(set(report["preflight"]["data"]["class_counts"])) >= 1
+    counts = report["preflight"]["data"]["class_counts"]
+    assert len(counts) == 10 and min(counts) > 0  # every digit is in the training split
+    assert sum(counts) == report["preflight"]["data"]["sizes"]["train"]

@@ -13,8 +13,7 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, TensorData, fit_stats
 from trainwell.data.registry import DATASETS
-from trainwell.data.splits import _name as _label_name
-from trainwell.data.splits import encode_labels, split_indices
+from trainwell.data.splits import encode_labels, label_name, split_indices
 
 # Measured on a 2-core CPU: this recipe reaches about 99 % test accuracy on mnist-5k in
 # well under a minute, against about 95.6 % for the guide's plain recipe (see README).
@@ -38,7 +37,7 @@ def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scal
     else:
         train_idx, val_idx = split_indices(y, [cfg.val_fraction], cfg.split_seed)
         index = {n: i for i, n in enumerate(names)}
-        test_x, test_y = test[0], np.array([index[_label_name(v)] for v in test[1]], dtype=np.int64)
+        test_x, test_y = test[0], np.array([index[label_name(v)] for v in test[1]], dtype=np.int64)
     tx = torch.from_numpy(np.ascontiguousarray(x))
     ty = torch.from_numpy(y)
     kind = "image" if tx.ndim == 4 else "tabular"

@@ -16,14 +16,15 @@ def encode_labels(values: Sequence[Any]) -> tuple[np.ndarray, list[str], dict[st
     """
     arr = np.asarray(values)
     classes, y = np.unique(arr, return_inverse=True)
-    names = [_name(c) for c in classes]
+    names = [label_name(c) for c in classes]
     identity = np.issubdtype(arr.dtype, np.number) and all(
         float(c) == i for i, c in enumerate(classes.tolist()))
     mapping = None if identity else {n: i for i, n in enumerate(names)}
     return y.astype(np.int64), names, mapping
 
 
-def _name(value: Any) -> str:
+def label_name(value: Any) -> str:
+    """The class name of a label value (``3.0`` -> ``"3"``)."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
