@@ -59,6 +59,12 @@ class ModelConfig(_Section):
     activation: Literal["relu", "gelu", "silu", "tanh", "leaky_relu"] = "relu"
     dropout: float = Field(0.0, ge=0, lt=1)
     kwargs: dict[str, Any] = Field(default_factory=dict)  # keyword arguments for a user's model class
+    # Sequence models (lstm / gru, task text)
+    embed_dim: int = Field(128, ge=1)  # token embedding size
+    hidden_size: int = Field(128, ge=1)  # recurrent units per direction
+    layers: int = Field(1, ge=1, le=8)
+    bidirectional: bool = True
+    pooling: Literal["last", "mean", "max"] = "mean"  # last: final hidden state; mean / max: over real tokens only
 
     @field_validator("channels", "hidden")
     @classmethod
@@ -66,6 +72,29 @@ class ModelConfig(_Section):
         if any(x < 1 for x in v):
             raise ValueError("every size must be at least 1")
         return v
+
+
+class TextConfig(_Section):
+    """Task ``text``: how raw strings become token ids."""
+
+    text_column: str = "text"  # csv / tsv / jsonl: the column (key) that holds the text
+    tokenizer: str = "word"  # char, word (jieba for Chinese) or package.module:function
+    min_freq: int = Field(2, ge=1)  # rarer tokens become <unk>
+    max_size: int | None = Field(50_000, ge=2)  # vocabulary size cap (with <pad> and <unk>)
+    max_len: int = Field(200, ge=1)  # truncate longer texts to this many tokens
+    bucket: bool = True  # group texts of similar length into batches (less padding, faster)
+
+
+class EmbeddingConfig(_Section):
+    """Task ``embedding``: a network that maps an image to an L2-normalized vector."""
+
+    dim: int = Field(128, ge=2)  # embedding size
+    loss: Literal["arcface", "triplet"] = "arcface"
+    margin: float = Field(0.5, ge=0)  # arcface: additive angle margin (radians); triplet: distance margin
+    scale: float = Field(30.0, gt=0)  # arcface: logit scale
+    protocol: Literal["closed", "open"] = "closed"  # closed: same identities held-out images; open: held-out identities
+    open_classes: list[str] = Field(default_factory=list)  # open: identities kept out of training (default: the last 30 %)
+    pairs: int = Field(3000, ge=10)  # verification pairs per split (half same, half different)
 
 
 class TrainConfig(_Section):
@@ -81,11 +110,12 @@ class TrainConfig(_Section):
     label_smoothing: float = Field(0.0, ge=0, lt=1)
     grad_clip: float | None = Field(None, gt=0)  # max global gradient norm
     checkpoint_every: int | None = Field(None, ge=1)  # also save last.pt every N steps (exact mid-epoch resume)
-    monitor: Literal["val_loss", "val_accuracy"] = "val_loss"  # what picks best.pt
+    monitor: Literal["val_loss", "val_accuracy", "val_auc"] = "val_loss"  # what picks best.pt
     log_every: int = Field(10, ge=1)  # steps between TensorBoard points
 
 
 class Config(_Section):
+    task: Literal["classification", "text", "embedding"] = "classification"
     seed: int = 0
     device: str = "auto"
     deterministic: bool = False  # torch.use_deterministic_algorithms (slower on GPU)
@@ -94,6 +124,8 @@ class Config(_Section):
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
+    text: TextConfig = Field(default_factory=TextConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
 
     @field_validator("device")
     @classmethod
@@ -206,7 +238,8 @@ def resolve(
     _split_data_arg(user)
     tree = base if base is not None else {}
     data_name = _get(user, "data.name", _get(tree, "data.name", DataConfig().name))
-    tree = deep_merge(tree, recipe_for(data_name) if base is None else {})
+    task = _get(user, "task", _get(tree, "task", Config.model_fields["task"].default))
+    tree = deep_merge(tree, recipe_for(data_name, task) if base is None else {})
     tree = deep_merge(tree, user)
     config: Config | None = None
     try:
@@ -239,12 +272,21 @@ def _split_data_arg(user: dict[str, Any]) -> None:
         data["path"] = arg
 
 
-def recipe_for(data_name: Any) -> dict[str, Any]:
-    """The measured default recipe of a built-in dataset (empty for unknown names)."""
+def recipe_for(data_name: Any, task: Any = "classification") -> dict[str, Any]:
+    """The measured default recipe of a built-in dataset for a task (empty for unknown names).
+
+    A dataset registers ``recipe=`` for its own task (``task=``, classification unless said)
+    and ``recipes={task: ...}`` for the other tasks it serves.
+    """
     from trainwell.data import DATASETS
 
-    if isinstance(data_name, str) and data_name in DATASETS:
-        return copy.deepcopy(DATASETS.entry(data_name).meta.get("recipe", {}))
+    if not (isinstance(data_name, str) and data_name in DATASETS):
+        return {}
+    meta = DATASETS.entry(data_name).meta
+    if task in meta.get("recipes", {}):
+        return copy.deepcopy(meta["recipes"][task])
+    if task == meta.get("task", "classification"):
+        return copy.deepcopy(meta.get("recipe", {}))
     return {}
 
 

@@ -55,9 +55,12 @@ class ProgressBar(Callback):
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         best = " [green]best[/]" if row.get("is_best") and row.get("val_loss") is not None else ""
+        metrics = "".join(f"  {k.replace('accuracy', 'acc')} {_fmt(v, pct=k.endswith('accuracy'))}"
+                          for k, v in row.items() if k.startswith("val_") and k != "val_loss"
+                          and isinstance(v, float))
         self._progress.console.print(
             f"epoch {row['epoch']:>3}/{trainer.epochs}  train_loss {_fmt(row['train_loss'])}  "
-            f"val_loss {_fmt(row['val_loss'])}  val_acc {_fmt(row['val_accuracy'], pct=True)}  "
+            f"val_loss {_fmt(row['val_loss'])}{metrics}  "
             f"lr {row['lr']:.2e}  {row['seconds']:.1f}s{best}", highlight=False, soft_wrap=True)
 
     def on_fit_end(self, trainer: Trainer) -> None:

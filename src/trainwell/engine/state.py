@@ -13,6 +13,7 @@ class TrainState:
     batch_in_epoch: int = 0  # batches done in the current, unfinished epoch
     epoch_loss_sum: float = 0.0  # of the current epoch: sum of loss * batch size
     epoch_samples: int = 0
+    epoch_parts: dict[str, float] = field(default_factory=dict)  # multi-task: sum of each loss part * batch size
     epoch_seconds: float = 0.0
     train_seconds: float = 0.0  # time spent training (not validating), all epochs
     samples_seen: int = 0

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -21,7 +21,9 @@ from trainwell.engine.callbacks import Callback
 from trainwell.engine.seed import batch_generator, get_rng_state, set_rng_state
 from trainwell.engine.state import TrainState
 
-LossFn = Callable[[Any, Any], torch.Tensor]
+# A loss returns a scalar tensor, or a mapping with the total under "loss" and named parts
+# (multi-task losses); each part is averaged per epoch as train_<name> / val_<name>.
+LossFn = Callable[[Any, Any], "torch.Tensor | Mapping[str, torch.Tensor]"]
 # (batch, generator or None) -> model input; the generator is given only for training batches.
 InputTransform = Callable[[torch.Tensor, torch.Generator | None], torch.Tensor]
 
@@ -49,12 +51,48 @@ def _split_batch(batch: Any) -> tuple[Any, Any]:
                     f"got {type(batch).__name__}. Make your Dataset return (x, y) pairs.")
 
 
-def _correct(output: Any, target: Any) -> int | None:
-    """Number of correct class predictions, or None where accuracy does not apply."""
-    if (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
-            and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0]):
-        return int((output.argmax(dim=1) == target).sum())
-    return None
+class Metric(Protocol):
+    """Accumulates model outputs over an evaluation pass; ``compute`` gives named values."""
+
+    def update(self, output: Any, target: Any) -> None: ...
+
+    def compute(self) -> dict[str, float]: ...
+
+
+class Accuracy:
+    """Top-1 accuracy for class-index targets; reports nothing where accuracy does not apply."""
+
+    def __init__(self) -> None:
+        self.correct, self.n, self.applies = 0, 0, True
+
+    def update(self, output: Any, target: Any) -> None:
+        if (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
+                and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0]):
+            self.correct += int((output.argmax(dim=1) == target).sum())
+            self.n += int(target.shape[0])
+        else:
+            self.applies = False
+
+    def compute(self) -> dict[str, float]:
+        return {"accuracy": self.correct / self.n} if self.applies and self.n else {}
+
+
+def split_loss(value: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """A loss function's result -> (the total to minimize, its named parts)."""
+    if isinstance(value, Mapping):
+        if "loss" not in value:
+            raise TypeError("A loss function that returns a dict must put the total under 'loss' "
+                            f"(got keys {sorted(value)}).")
+        return value["loss"], {k: v for k, v in value.items() if k != "loss"}
+    return value, {}
+
+
+def call_model(model: nn.Module, x: Any) -> Any:
+    """``model(x)``; a tuple input (e.g. token ids and lengths) is passed as separate arguments."""
+    return model(*x) if isinstance(x, tuple) else model(x)
+
+
+HIGHER_IS_BETTER = ("accuracy", "auc")  # monitored metrics whose larger values are better
 
 
 class Trainer:
@@ -65,7 +103,7 @@ class Trainer:
                  scheduler: LRScheduler | None = None, scheduler_interval: str = "step",
                  train_transform: InputTransform | None = None, eval_transform: InputTransform | None = None,
                  grad_clip: float | None = None, seed: int = 0, monitor: str = "val_loss",
-                 callbacks: list[Callback] | None = None) -> None:
+                 callbacks: list[Callback] | None = None, metric: Callable[[], Metric] = Accuracy) -> None:
         self.model = model
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -81,6 +119,7 @@ class Trainer:
         self.seed = seed
         self.monitor = monitor
         self.callbacks = list(callbacks or [])
+        self.metric = metric
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         # Only callbacks that look at gradients cost a call per step.
@@ -105,28 +144,28 @@ class Trainer:
         return self.state
 
     def evaluate(self, loader: Iterable[Any]) -> dict[str, float]:
-        """Mean loss (and accuracy for class targets) over ``loader``, in eval mode without autograd."""
+        """Mean loss (and its parts) plus the task's metrics (accuracy for class targets) over
+        ``loader``, in eval mode without autograd."""
         was_training = self.model.training
         self.model.eval()
-        loss_sum, n, correct, counted = 0.0, 0, 0, True
+        sums: dict[str, float] = {}
+        n = 0
+        metric = self.metric()
         with torch.inference_mode():
             for batch in loader:
                 x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
                 if self.eval_transform is not None:
                     x = self.eval_transform(x, None)
-                out = self.model(x)
+                out = call_model(self.model, x)
                 size = _batch_size(y)
-                loss_sum += float(self.loss_fn(out, y)) * size
+                total, parts = split_loss(self.loss_fn(out, y))
+                for name, value in {"loss": total, **parts}.items():
+                    sums[name] = sums.get(name, 0.0) + float(value) * size
                 n += size
-                c = _correct(out, y)
-                if c is None:
-                    counted = False
-                else:
-                    correct += c
+                metric.update(out, y)
         self.model.train(was_training)
-        metrics = {"loss": loss_sum / max(n, 1)}
-        if counted and n:
-            metrics["accuracy"] = correct / n
+        metrics = {name: value / max(n, 1) for name, value in sums.items()} or {"loss": 0.0}
+        metrics.update(metric.compute())
         return metrics
 
     def lr(self) -> float:
@@ -141,10 +180,14 @@ class Trainer:
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "rng": get_rng_state(),
             "state": self.state.to_dict(),
+            # A loss with parameters (margin-loss class centres, learned task weights) resumes too.
+            "loss": self.loss_fn.state_dict() if isinstance(self.loss_fn, nn.Module) else None,
         }
 
     def load_state_dict(self, ckpt: dict[str, Any]) -> None:
         self.model.load_state_dict(ckpt["model"])
+        if isinstance(self.loss_fn, nn.Module) and ckpt.get("loss") is not None:
+            self.loss_fn.load_state_dict(ckpt["loss"])
         self.optimizer.load_state_dict(ckpt["optimizer"])
         if self.scheduler is not None and ckpt.get("scheduler") is not None:
             self.scheduler.load_state_dict(ckpt["scheduler"])
@@ -171,7 +214,7 @@ class Trainer:
             x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
             if self.train_transform is not None:
                 x = self.train_transform(x, batch_generator(self.seed, st.epoch, st.batch_in_epoch))
-            loss = self.loss_fn(self.model(x), y)
+            loss, parts = split_loss(self.loss_fn(call_model(self.model, x), y))
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if self.grad_clip is not None:
@@ -189,6 +232,8 @@ class Trainer:
             st.epoch_loss_sum += value * size
             st.epoch_samples += size
             st.samples_seen += size
+            for name, part in parts.items():
+                st.epoch_parts[name] = st.epoch_parts.get(name, 0.0) + float(part.detach()) * size
             st.steps.append({"step": st.step, "loss": value, "lr": lr})
             now = time.perf_counter()
             st.epoch_seconds += now - started
@@ -203,16 +248,18 @@ class Trainer:
             "train_loss": st.epoch_loss_sum / max(st.epoch_samples, 1),
             "val_loss": None, "val_accuracy": None, "lr": self.lr(), "seconds": st.epoch_seconds,
         }
+        for name, value in st.epoch_parts.items():
+            row[f"train_{name}"] = value / max(st.epoch_samples, 1)
         if self.val_loader is not None:
-            metrics = self.evaluate(self.val_loader)
-            row["val_loss"] = metrics["loss"]
-            row["val_accuracy"] = metrics.get("accuracy")
+            for name, value in self.evaluate(self.val_loader).items():
+                row[f"val_{name}"] = value
         if self.scheduler is not None and self.scheduler_interval == "epoch":
             self.scheduler.step()
         value = row.get(self.monitor)
         if value is None:
             value = row["train_loss"]
-        better = st.best is None or (value > st.best if self.monitor == "val_accuracy" else value < st.best)
+        higher = self.monitor.endswith(HIGHER_IS_BETTER) and row.get(self.monitor) is not None
+        better = st.best is None or (value > st.best if higher else value < st.best)
         if better and math.isfinite(value):
             st.best, st.best_epoch = value, st.epoch + 1
         row["is_best"] = st.best_epoch == st.epoch + 1
@@ -220,6 +267,7 @@ class Trainer:
         st.epoch += 1
         st.batch_in_epoch = 0
         st.epoch_loss_sum, st.epoch_samples, st.epoch_seconds = 0.0, 0, 0.0
+        st.epoch_parts = {}
         return row
 
 

@@ -56,8 +56,8 @@ class TensorBoardLogger(Callback):
             self._writer.add_scalar("train/lr", trainer.lr(), step)
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
-        for key in ("train_loss", "val_loss", "val_accuracy"):
-            if row.get(key) is not None:
+        for key in row:
+            if key.startswith(("train_", "val_")) and isinstance(row[key], (int, float)):
                 self._writer.add_scalar(f"epoch/{key}", row[key], row["step"])
         self._writer.flush()
 

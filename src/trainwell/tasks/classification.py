@@ -7,6 +7,13 @@ from typing import Any
 import torch
 from torch import nn
 
+from trainwell.tasks.base import TASKS, Task
+
+
+@TASKS.register("classification", "images or tables -> one class per sample (cross-entropy on logits)")
+class ClassificationTask(Task):
+    """The defaults of :class:`Task` are classification."""
+
 
 def make_loss(label_smoothing: float = 0.0) -> nn.Module:
     # CrossEntropyLoss takes raw logits: the model must not end in Softmax (guide A3.1).

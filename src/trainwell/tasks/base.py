@@ -1,0 +1,85 @@
+"""What differs between tasks, behind one small interface, and the ``TASKS`` registry.
+
+``engine/run.py`` asks the task named by ``config.task`` for the data, the model, the loss,
+the evaluation metric and the input transforms, trains with the shared ``Trainer``, and
+lets the task add its own figures to the summary and report at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trainwell._registry import Registry
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from trainwell.config import Config
+    from trainwell.data.bundle import DataBundle
+    from trainwell.engine.trainer import InputTransform, Metric, Trainer
+
+TASKS: Registry[type[Task]] = Registry("task")
+
+
+class Task:
+    """The classification defaults; other tasks override what differs."""
+
+    def build_data(self, config: Config) -> DataBundle:
+        from trainwell.data import build_data
+
+        return build_data(config.data)
+
+    def build_model(self, config: Config, bundle: DataBundle) -> nn.Module:
+        from trainwell.models import build_model
+
+        return build_model(config.model, bundle.input_shape, bundle.num_classes)
+
+    def build_loss(self, config: Config, bundle: DataBundle) -> nn.Module:
+        """The training loss. Its own parameters, if any (a margin loss's class centres), are optimized too."""
+        from trainwell.tasks.classification import make_loss
+
+        return make_loss(config.train.label_smoothing)
+
+    def metric(self, config: Config, bundle: DataBundle) -> Callable[[], Metric]:
+        from trainwell.engine.trainer import Accuracy
+
+        return Accuracy
+
+    def transforms(self, config: Config, bundle: DataBundle) -> tuple[InputTransform | None, InputTransform | None]:
+        """(train, eval) transforms from a raw batch to model input: scale, augment, normalize."""
+        from trainwell.data.augment import Augment
+
+        pre = bundle.preprocess
+        augment = Augment(config.data.augment, config.data.shift, config.data.rotate, config.data.zoom)
+
+        def train_transform(x: Any, g: Any) -> Any:
+            x = pre.scaled(x)
+            if augment.active and pre.kind == "image" and g is not None:
+                x = augment(x, g)
+            return pre.normalize(x)
+
+        def eval_transform(x: Any, g: Any) -> Any:
+            return pre(x)
+
+        return train_transform, eval_transform
+
+    def payload(self, config: Config, bundle: DataBundle) -> dict[str, Any]:
+        """What ``predict`` needs to treat new inputs exactly like the training data (in every checkpoint)."""
+        return {"preprocess": bundle.preprocess.to_dict(), "class_names": bundle.class_names,
+                "num_classes": bundle.num_classes, "label_mapping": bundle.info.get("label_mapping"),
+                "info": bundle.info}
+
+    def finish(self, trainer: Trainer, bundle: DataBundle, config: Config,
+               run_dir: Path) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """After training, with the best weights loaded: extra summary values and report sections
+        (title, HTML). Called before the test split is evaluated with the loss and metric."""
+        return {}, []
+
+
+def get_task(name: str) -> Task:
+    """An instance of the task registered as ``name``."""
+    import trainwell.tasks  # noqa: F401  (register the built-ins)
+
+    return TASKS.get(name)()
