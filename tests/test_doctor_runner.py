@@ -113,3 +113,32 @@ def test_real_cli_subprocess_in_chinese(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0
     assert "softmax-before-cross-entropy" in proc.stderr and "概率" in proc.stderr
+
+
+COMPILED = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+fast = torch.compile(model, backend="aot_eager")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(64, 8), torch.randint(0, 3, (64,))
+for step in range(25):
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(fast(x), y)
+    loss.backward()
+    opt.step()
+print(f"loss {loss.item():.6f}")
+"""
+
+
+def test_a_torch_compiled_model_trains_the_same_under_the_doctor(tmp_path: Path) -> None:
+    script = _write(tmp_path, COMPILED)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    watched = subprocess.run([sys.executable, "-m", "trainwell", "doctor", "run", "--json", str(tmp_path / "d.json"),
+                              str(script)], capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 0, plain.stderr
+    assert watched.returncode == 0, watched.stderr
+    assert watched.stdout.splitlines()[-1] == plain.stdout.splitlines()[-1]
+    assert "global hooks" not in watched.stderr  # torch's warning about the doctor's hooks is not the user's concern
+    assert json.loads((tmp_path / "d.json").read_text())["findings"] == []

@@ -106,7 +106,11 @@ def _check_trains(model: nn.Module, input_shape: tuple[int, ...], num_classes: i
     assert any(p.grad.abs().sum() > 0 for _, p in params)
 
 
-@pytest.mark.parametrize("name", MODELS.names())
+# Models for image / table inputs (text models read token ids: tests/test_text.py).
+DENSE_MODELS = [n for n in MODELS.names() if MODELS.entry(n).meta.get("task", "classification") == "classification"]
+
+
+@pytest.mark.parametrize("name", DENSE_MODELS)
 @pytest.mark.parametrize("input_shape", [(1, 28, 28), (3, 8, 8)])
 def test_builtin_models_on_images(name: str, input_shape: tuple[int, ...]) -> None:
     cfg = SMALL.model_copy(update={"name": name})
@@ -114,7 +118,7 @@ def test_builtin_models_on_images(name: str, input_shape: tuple[int, ...]) -> No
     _check_trains(model, input_shape, 10)
 
 
-@pytest.mark.parametrize("name", MODELS.names())
+@pytest.mark.parametrize("name", DENSE_MODELS)
 def test_builtin_models_with_options(name: str) -> None:
     cfg = ModelConfig(name=name, channels=[3, 5], hidden=[6, 4], batch_norm=False, activation="gelu", dropout=0.3)
     _check_trains(build_model(cfg, (1, 12, 12), 4), (1, 12, 12), 4)

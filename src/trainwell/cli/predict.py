@@ -13,7 +13,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                           "(same normalization, size, channels, feature columns) and prints the "
                                           "top-k classes with probabilities.")
     p.add_argument("run_dir", metavar="RUN_DIR")
-    p.add_argument("files", nargs="+", metavar="FILE", help="image files, or CSV files with the training feature columns")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="image files, or CSV files with the training feature columns; for a text run: "
+                        "texts, or .txt files with one text per line")
     p.add_argument("--top-k", type=int, default=3)
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
@@ -32,8 +34,21 @@ def load_predictor(run_dir: Path, checkpoint: str = "best", device: str = "cpu")
 
     ckpt = load_checkpoint(check_run_dir(run_dir) / "checkpoints" / f"{checkpoint}.pt")
     data = ckpt["data"]
-    pre = Preprocess.from_dict(data["preprocess"])
-    model = build_model(ModelConfig.model_validate(ckpt["config"]["model"]), tuple(pre.input_shape), data["num_classes"])
+    model_cfg = ModelConfig.model_validate(ckpt["config"]["model"])
+    if data.get("task") == "text":
+        from trainwell.tasks.text import build_text_model
+
+        model = build_text_model(model_cfg, len(data["vocab"]["itos"]), data["num_classes"])
+    elif data.get("task") == "embedding":
+        from trainwell.config import EmbeddingConfig
+        from trainwell.models.embedding import build_embedding_model
+
+        pre = Preprocess.from_dict(data["preprocess"])
+        model = build_embedding_model(model_cfg, EmbeddingConfig.model_validate(ckpt["config"]["embedding"]),
+                                      tuple(pre.input_shape))
+    else:
+        pre = Preprocess.from_dict(data["preprocess"])
+        model = build_model(model_cfg, tuple(pre.input_shape), data["num_classes"])
     model.load_state_dict(ckpt["model"])
     model.to(resolve_device(device)).eval()
     return model, data
@@ -64,6 +79,29 @@ def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str]]:
     return torch.cat(rows), names
 
 
+def _texts(args: list[str]) -> tuple[list[str], list[str]]:
+    """Each argument is a text, or a .txt file of texts (one per line, empty lines skipped)."""
+    from trainwell._errors import DataError
+    from trainwell.data.text_files import read_utf8
+
+    texts, names = [], []
+    for arg in args:
+        path = Path(arg)
+        if arg.endswith(".txt") and "\n" not in arg:
+            if not path.is_file():
+                raise DataError(f"No file {arg!r} to predict.", fix="check the path, or leave off .txt for a text")
+            for line, text in enumerate(read_utf8(path, "predict").splitlines(), start=1):
+                if text.strip():
+                    texts.append(text.strip())
+                    names.append(f"{arg}:{line}")
+        elif arg.strip():
+            texts.append(arg.strip())
+            names.append(arg.strip() if len(arg.strip()) <= 40 else arg.strip()[:39] + "…")
+    if not texts:
+        raise DataError("No text to predict: every argument and line is empty.")
+    return texts, names
+
+
 def run(args: argparse.Namespace) -> int:
     import json
 
@@ -73,11 +111,25 @@ def run(args: argparse.Namespace) -> int:
     from trainwell.tasks.classification import topk
 
     model, data = load_predictor(Path(args.run_dir), args.checkpoint, args.device)
-    pre = Preprocess.from_dict(data["preprocess"])
-    x, names = _inputs([Path(f) for f in args.files], pre)
+    if data.get("task") == "embedding":
+        from trainwell._errors import TrainwellError
+
+        raise TrainwellError(f"{args.run_dir} is an embedding run: its model outputs vectors, not classes.",
+                             fix=f"use `trainwell embed {args.run_dir} FILES... --out emb.npy` or "
+                                 f"`trainwell verify {args.run_dir} A.png B.png`")
     device = next(model.parameters()).device
-    with torch.inference_mode():
-        logits = model(x.to(device))
+    if data.get("task") == "text":
+        from trainwell.tasks.text import encode_texts
+
+        texts, names = _texts(args.files)
+        tokens, lengths = encode_texts(data, texts)
+        with torch.inference_mode():
+            logits = model(tokens.to(device), lengths)
+    else:
+        pre = Preprocess.from_dict(data["preprocess"])
+        x, names = _inputs([Path(f) for f in args.files], pre)
+        with torch.inference_mode():
+            logits = model(x.to(device))
     results = [{"input": n, "top": t} for n, t in zip(names, topk(logits, data["class_names"], max(1, args.top_k)))]
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))

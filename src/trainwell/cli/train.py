@@ -23,6 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def add_config_options(p: argparse.ArgumentParser) -> None:
     """The options that make a run's config (shared by `train` and the doctor's preflight)."""
     p.add_argument("--data", help="dataset name, or NAME:PATH (csv:file.csv, image-folder:DIR); see `trainwell datasets`")
+    p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=int)
@@ -38,7 +39,7 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "data.name": args.data, "model.name": args.model, "train.epochs": args.epochs,
+        "task": getattr(args, "task", None), "data.name": args.data, "model.name": args.model, "train.epochs": args.epochs,
         "train.batch_size": args.batch_size, "train.lr": args.lr, "train.optimizer": args.optimizer,
         "seed": args.seed, "device": args.device, "out": args.out,
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
@@ -87,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         if mapping:
             console.print("labels mapped to class indices: "
                           + ", ".join(f"{k} -> {v}" for k, v in list(mapping.items())[:20]), highlight=False)
+        for note in bundle.info.get("notes", []):
+            console.print(note, highlight=False, soft_wrap=True)
         if bundle.info.get("skipped_unreadable"):
             console.print(f"[yellow]skipped {bundle.info['skipped_unreadable']} unreadable image(s)[/]")
 
@@ -124,8 +127,17 @@ def _print_summary(console: Any, summary: dict[str, Any], wall: float) -> None:
         return "-" if v is None else f"{100 * v:.2f}%"
 
     table = Table(title="Result", show_header=False)
-    table.add_row("test accuracy", pct(summary.get("test_accuracy")))
-    table.add_row("val accuracy (best epoch)", pct(summary.get("val_accuracy")))
+    if summary.get("test_auc") is not None:  # an embedding run: verification figures
+        table.add_row("test ROC AUC", f"{summary['test_auc']:.4f}")
+        if summary.get("test_tar_at_far1") is not None:
+            table.add_row("test TAR @ FAR 1%", pct(summary.get("test_tar_at_far1")))
+        if summary.get("test_verify_accuracy") is not None:
+            table.add_row("test verification accuracy", pct(summary.get("test_verify_accuracy")))
+        if summary.get("pixel_test_auc") is not None:
+            table.add_row("raw-pixel baseline AUC", f"{summary['pixel_test_auc']:.4f}")
+    else:
+        table.add_row("test accuracy", pct(summary.get("test_accuracy")))
+        table.add_row("val accuracy (best epoch)", pct(summary.get("val_accuracy")))
     table.add_row("best epoch", str(summary.get("best_epoch")))
     table.add_row("training time", f"{summary.get('train_seconds', 0):.1f} s (wall {wall:.1f} s)")
     sps = summary.get("samples_per_second")

@@ -9,7 +9,8 @@ from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, TensorData
 from trainwell.data.registry import DATASETS
 
-from trainwell.data import folder, images, tabular  # noqa: E402,F401  (register the built-ins)
+from trainwell.data import folder, images, tabular, text  # noqa: E402,F401  (register the built-ins)
+from trainwell.data import faces  # noqa: E402,F401  (lfw, olivetti-faces: task embedding)
 
 
 def build_data(cfg: DataConfig) -> DataBundle:

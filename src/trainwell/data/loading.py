@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -54,19 +55,41 @@ def default_workers(dataset: Dataset, requested: int | None) -> int:
     return min(4, os.cpu_count() or 1)
 
 
+class EpochBatchSampler(Protocol):
+    """Yields lists of indices; its order is a function of (seed, epoch); can skip batches on resume."""
+
+    def set_epoch(self, epoch: int, skip_batches: int = 0) -> None: ...
+
+    def __iter__(self) -> Iterator[list[int]]: ...
+
+    @property
+    def batches_per_epoch(self) -> int: ...
+
+
 class EpochLoader:
-    """A DataLoader over ``dataset`` in batches, with ``set_epoch(epoch, skip_batches)``."""
+    """A DataLoader over ``dataset`` in batches, with ``set_epoch(epoch, skip_batches)``.
+
+    ``batch_sampler`` replaces the default (shuffled, fixed-size) batches, e.g. with length
+    buckets; ``collate_fn`` builds a batch from items (e.g. padding sequences).
+    """
 
     def __init__(self, dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
-                 num_workers: int | None = None, pin_memory: bool = False) -> None:
+                 num_workers: int | None = None, pin_memory: bool = False,
+                 collate_fn: Callable[[list[Any]], Any] | None = None,
+                 batch_sampler: EpochBatchSampler | None = None) -> None:
         self.dataset = dataset
         self.batch_size = batch_size
         self.sampler = EpochSampler(len(dataset), shuffle=shuffle, seed=seed)  # type: ignore[arg-type]
+        self.custom_batches = batch_sampler
         self.generator = torch.Generator()
         self.seed = seed
-        batches = BatchSampler(self.sampler, batch_size, drop_last=False)
+        batches = batch_sampler if batch_sampler is not None else BatchSampler(self.sampler, batch_size, drop_last=False)
         workers = default_workers(dataset, num_workers)
-        if isinstance(dataset, TensorData):
+        if collate_fn is not None:
+            self.loader = DataLoader(dataset, batch_sampler=batches, num_workers=workers,  # type: ignore[arg-type]
+                                     collate_fn=collate_fn, worker_init_fn=_seed_worker, generator=self.generator,
+                                     pin_memory=pin_memory, persistent_workers=False)
+        elif isinstance(dataset, TensorData):
             # Whole-batch indexing: one tensor gather per batch instead of batch_size items.
             self.loader = DataLoader(dataset, sampler=batches, batch_size=None, num_workers=workers,
                                      generator=self.generator, pin_memory=pin_memory)
@@ -76,7 +99,10 @@ class EpochLoader:
                                      pin_memory=pin_memory, persistent_workers=False)
 
     def set_epoch(self, epoch: int, skip_batches: int = 0) -> None:
-        self.sampler.set_epoch(epoch, skip_batches * self.batch_size)
+        if self.custom_batches is not None:
+            self.custom_batches.set_epoch(epoch, skip_batches)
+        else:
+            self.sampler.set_epoch(epoch, skip_batches * self.batch_size)
         self.generator.manual_seed(self.seed * 100_003 + epoch)  # worker seeds depend on the epoch only
 
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
@@ -87,5 +113,7 @@ class EpochLoader:
 
     @property
     def batches_per_epoch(self) -> int:
+        if self.custom_batches is not None:
+            return self.custom_batches.batches_per_epoch
         n = len(self.dataset)  # type: ignore[arg-type]
         return (n + self.batch_size - 1) // self.batch_size

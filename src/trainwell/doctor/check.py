@@ -9,7 +9,7 @@ text, and must stay quiet on correct code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from trainwell._registry import Registry
 
@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from trainwell.doctor.events import (BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent,
                                          ZeroGradEvent)
     from trainwell.doctor.session import Session
+
+
+H = TypeVar("H")
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,6 @@ class Check:
     severity: ClassVar[str]  # "error" (certainly wrong), "warning" (very likely wrong), "info" (advice)
     summary: ClassVar[str]  # one line for `trainwell checks`
     text: ClassVar[dict[str, Text]]  # {"en": Text(...), "zh": Text(...)}
-    expensive: ClassVar[bool] = False  # runs only on sampled steps (session.sampled)
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -68,6 +70,17 @@ class Check:
     def on_error(self, error: BaseException) -> None: ...  # the watched code raised
 
     def on_end(self) -> None: ...  # the script or fit ended (judge what needs the whole run)
+
+
+def sampled_only(handler: H) -> H:
+    """Mark an event handler that does nothing on steps that are not sampled: the session then
+    does not call it on those steps at all (a training step costs fewer calls)."""
+    handler._sampled_only = True  # type: ignore[attr-defined]
+    return handler
+
+
+def acts_every_step(check: type[Check], method: str) -> bool:
+    return not getattr(getattr(check, method), "_sampled_only", False)
 
 
 CHECKS: Registry[type[Check]] = Registry("doctor check")

@@ -9,8 +9,9 @@ wrappers around the loss functions in ``torch.nn.functional``, ``Tensor.backward
 from __future__ import annotations
 
 import math
-
+import re
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from torch.nn.modules import module as module_hooks
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.data import dataloader as dataloader_module
 
-from trainwell.doctor.check import CHECKS, Check
+from trainwell.doctor.check import CHECKS, Check, acts_every_step
 from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
 from trainwell.doctor.where import where
@@ -36,6 +37,8 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
     """A hook body that can never raise into the user's code: a failure is recorded instead."""
 
     def guarded(self: Session, *args: Any) -> Any:
+        if _compiling():
+            return None  # torch.compile is tracing the model: stay out of its graph (it runs the hooks itself)
         try:
             return method(self, *args)
         except Exception as e:  # noqa: BLE001
@@ -46,6 +49,21 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
 
     guarded.__name__ = method.__name__
     return guarded
+
+
+_compiling = torch.compiler.is_compiling
+# torch.compile warns about global hooks on every compiled module; the hooks are the doctor's, not the user's.
+_COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
+
+
+def _restore_warning_filters(saved: list[Any]) -> None:
+    warnings.filters[:] = saved
+    mutated = getattr(warnings, "_filters_mutated", None) or getattr(warnings, "_filters_mutated_lock_held", None)
+    if mutated is not None:
+        try:
+            mutated()  # let cached "already warned" decisions see the restored filters
+        except Exception:  # noqa: BLE001 - only a cache refresh
+            pass
 
 
 def _where() -> str | None:
@@ -90,6 +108,8 @@ class Session:
         self._handlers: dict[str, list[Check]] = {
             m: [c for c in self.checks if getattr(type(c), m) is not getattr(Check, m)]
             for m in dir(Check) if m.startswith("on_")}
+        # ... and on steps that are not sampled, only those that act on every step.
+        self._every_step = {m: [c for c in hs if acts_every_step(type(c), m)] for m, hs in self._handlers.items()}
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.backward_count = 0
@@ -100,15 +120,18 @@ class Session:
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
         self._undo: list[Callable[[], None]] = []
+        self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
+        self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
         self._installed = False
 
     # ------------------------------------------------------------------ API for checks
 
     @property
     def sampled(self) -> bool:
-        """Whether expensive checks look at this step: the first 10, then 1 in 10, then 1 in 50 after 500."""
+        """Whether expensive checks look at this step: the first 10, then 1 in 10, then 1 in 25 after
+        200 and 1 in 100 after 1,000 (about 3 % of a few thousand steps)."""
         s = self.step
-        return s < 10 or (s < 500 and s % 10 == 0) or s % 50 == 0
+        return s < 10 or (s % 10 == 0 if s < 200 else s % 25 == 0 if s < 1000 else s % 100 == 0)
 
     def trained_params(self) -> set[int]:
         """ids of every parameter some optimizer owns."""
@@ -137,20 +160,25 @@ class Session:
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, method: str, *args: Any) -> None:
-        handlers = self._handlers[method]
+        handlers = (self._handlers if self.sampled else self._every_step)[method]
         if not handlers:
             return
-        with self.quiet():
+        quiet = self.quiet
+        prev, quiet.active = quiet.active, True  # (not the context manager: this runs several times a step)
+        try:
             for check in list(handlers):
                 try:
                     getattr(check, method)(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
-                    for hs in self._handlers.values():
-                        if check in hs:
-                            hs.remove(check)
+                    for table in (self._handlers, self._every_step):
+                        for hs in table.values():
+                            if check in hs:
+                                hs.remove(check)
                     self.internal_errors.append(f"{check.id}.{method}: {type(e).__name__}: {e}")
                     if self.debug:
                         raise
+        finally:
+            quiet.active = prev
 
     def end(self) -> None:
         self._dispatch("on_end")
@@ -171,18 +199,52 @@ class Session:
         if self._installed:
             return
         self._installed = True
-        h1 = module_hooks.register_module_forward_pre_hook(self._forward_pre)
-        h2 = module_hooks.register_module_forward_hook(self._forward_post)
+        self._watch_all_modules(True)
+        saved_filters = warnings.filters[:]
+        warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
+        self._undo.append(lambda: _restore_warning_filters(saved_filters))
         h3 = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
         h4 = optimizer_hooks.register_optimizer_step_post_hook(self._step_post)
-        self._undo += [h.remove for h in (h1, h2, h3, h4)]
+        self._undo += [h.remove for h in (h3, h4)]
+        self._undo.append(self._remove_module_hooks)
         for name in LOSS_FUNCTIONS:
             self._patch(F, name, self._wrap_loss(name, getattr(F, name)))
         self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
-        self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad))
-        self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
+        if self._handlers["on_zero_grad"]:  # the built-in checks judge the gradients themselves
+            self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad))
+            self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
         it = dataloader_module._BaseDataLoaderIter
         self._patch(it, "__next__", self._wrap_next(it.__next__))
+
+    def _watch_all_modules(self, on: bool) -> None:
+        """Global forward hooks (every module call, needed to find models and their layers) on or off.
+
+        They are on for sampled steps; between them only the models already found are watched,
+        through hooks on those models alone, so a step costs two hook calls instead of two per layer."""
+        if on and not self._global_hooks:
+            self._global_hooks = [module_hooks.register_module_forward_pre_hook(self._forward_pre),
+                                  module_hooks.register_module_forward_hook(self._forward_post)]
+        elif not on and self._global_hooks:
+            for h in self._global_hooks:
+                h.remove()
+            self._global_hooks = []
+
+    def _watch_model(self, module: nn.Module) -> None:
+        if id(module) not in self._model_hooks:
+            self._model_hooks[id(module)] = [module.register_forward_pre_hook(self._model_pre),
+                                             module.register_forward_hook(self._model_post)]
+
+    def _remove_module_hooks(self) -> None:
+        self._watch_all_modules(False)
+        for handles in self._model_hooks.values():
+            for h in handles:
+                h.remove()
+        self._model_hooks.clear()
+
+    def user_hooks(self, module: nn.Module) -> bool:
+        """Whether the user put forward hooks on ``module`` (the doctor's own do not count)."""
+        own = {h.id for h in self._model_hooks.get(id(module), [])}
+        return any(k not in own for k in (*module._forward_hooks, *module._forward_pre_hooks))
 
     def uninstall(self) -> None:
         while self._undo:
@@ -217,9 +279,27 @@ class Session:
             self._leaves.append((module, args[0] if args else None, output))
         if not self._stack:
             self.models.add(module)
+            self._watch_model(module)
             leaves, self._leaves = self._leaves, None
             self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
                                                       self._root_where, leaves or []))
+
+    @_safe
+    def _model_pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        if not self._global_hooks and not self.quiet.active:
+            if not self._stack:
+                self._root_where = _where()
+            self._stack.append(module)
+
+    @_safe
+    def _model_post(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        if self._global_hooks or self.quiet.active or not self._stack:
+            return
+        while self._stack and self._stack.pop() is not module:
+            pass
+        if not self._stack:
+            self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
+                                                      self._root_where, []))
 
     def current_module_stack(self) -> list[nn.Module]:
         """The modules whose forward was running (outermost first): after an error, where it broke."""
@@ -230,7 +310,7 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if not session.quiet.active:
+            if not session.quiet.active and not _compiling():
                 session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _where()))
             return out
 
@@ -243,7 +323,7 @@ class Session:
         session = self
 
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if session.quiet.active:
+            if session.quiet.active or _compiling():
                 return fn(tensor, *args, **kwargs)
             ev = BackwardEvent(tensor, _where())
             session._stack.clear()  # no forward is running now
@@ -300,6 +380,7 @@ class Session:
             return
         self._dispatch("on_step", StepEvent(optimizer, self._step_where))
         self.step += 1
+        self._watch_all_modules(self.sampled)
 
 
 class _SafeFormat(dict):  # type: ignore[type-arg]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+from functools import lru_cache
 from types import FrameType
 
 import torch
@@ -15,6 +16,7 @@ _SKIP = tuple(os.path.dirname(p) + os.sep for p in (torch.__file__,)) + (
 )
 
 
+@lru_cache(maxsize=4096)
 def _is_user(filename: str) -> bool:
     return not (filename.startswith(_SKIP) or filename.startswith("<"))
 
@@ -36,6 +38,7 @@ def where(start: FrameType | None = None) -> str | None:
     return _location(frame.f_code.co_filename, frame.f_lineno)
 
 
+@lru_cache(maxsize=4096)  # a training loop asks for the same few lines every step
 def _location(name: str, line: int) -> str:
     try:
         rel = os.path.relpath(name)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from trainwell.engine.callbacks import Callback
 from trainwell.engine.device import resolve_device
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.seed import seed_everything
-from trainwell.engine.trainer import Trainer
+from trainwell.engine.trainer import Accuracy, LossFn, Trainer
 
 
 @dataclass
@@ -47,23 +48,31 @@ def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool,
 
 
 def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | DataLoader | None = None, *,
-        loss: Callable[[Any, Any], torch.Tensor] | None = None, epochs: int = 5, lr: float = 1e-3,
+        loss: LossFn | None = None, epochs: int = 5, lr: float = 1e-3,
         optimizer: str | torch.optim.Optimizer = "adam", batch_size: int = 64, seed: int = 0,
         out: str | Path | None = None, progress: bool = True, device: str = "auto",
         scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
-        callbacks: list[Callback] | None = None, doctor: bool = False) -> FitResult:
+        callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str = "val_loss") -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
     ``train_data`` / ``val_data`` are a ``Dataset`` of ``(x, y)`` pairs (batched and shuffled
     reproducibly from ``seed``) or your own ``DataLoader``. ``loss`` defaults to cross-entropy
-    on logits. With ``out``, a run folder gets metrics.csv, TensorBoard events, checkpoints,
-    summary.json and report.html. ``doctor=True`` runs the doctor's checks while training
-    (findings are printed, kept in ``result.findings`` and, with ``out``, in doctor.json).
+    on logits; it may return ``{"loss": total, "<part>": value}`` (e.g. ``trainwell.losses.MultiTaskLoss``),
+    and each part is logged per epoch as ``train_<part>`` / ``val_<part>``. A loss that is an ``nn.Module``
+    with parameters (learned task weights) is moved to the device and optimized with the model, without
+    weight decay; an optimizer object you pass yourself must include those parameters. With ``out``, a run
+    folder gets metrics.csv, TensorBoard events, checkpoints, summary.json and report.html.
+    ``doctor=True`` runs the doctor's checks while training (findings are printed, kept in
+    ``result.findings`` and, with ``out``, in doctor.json). ``monitor`` is the logged value that picks
+    the best epoch and ``best.pt`` (e.g. ``"val_accuracy_digit"`` for one head of a multi-task model;
+    accuracies and AUCs are maximized, everything else minimized).
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
     """
+    if not monitor.startswith(("val_", "train_")):
+        raise ValueError(f"monitor must name a logged value such as 'val_loss' or 'val_accuracy', got {monitor!r}")
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, got {epochs}")
     if isinstance(optimizer, str) and lr <= 0:
@@ -71,10 +80,14 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     seed_everything(seed)
     dev = resolve_device(device)
     model.to(dev)
+    loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
+    if isinstance(loss_fn, nn.Module):
+        loss_fn.to(dev)
     train_loader = _as_loader(train_data, batch_size, True, seed)
     val_loader = _as_loader(val_data, max(256, batch_size), False, seed)
     opt = build_optimizer(model.parameters(), optimizer, lr, weight_decay=weight_decay) \
         if isinstance(optimizer, str) else optimizer
+    _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
     try:
         steps_per_epoch = len(train_loader)
     except TypeError:
@@ -98,9 +111,11 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
 
         doctor_cb = DoctorCallback(run_dir=run_dir)
         cbs.append(doctor_cb)
-    trainer = Trainer(model, loss or nn.CrossEntropyLoss(), opt, train_loader, val_loader=val_loader, epochs=epochs,
+    task_names = getattr(loss_fn, "task_names", None)  # a multi-task loss names the heads
+    metric = partial(Accuracy, names=task_names) if task_names else Accuracy
+    trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs,
                       device=dev, scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed,
-                      callbacks=cbs)
+                      callbacks=cbs, metric=metric, monitor=monitor)
     state = trainer.fit()
     summary: dict[str, Any] = {}
     if run_dir is not None:
@@ -110,6 +125,24 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     return FitResult(model=model, history=state.history, steps=state.steps, best_epoch=state.best_epoch,
                      train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
                      findings=doctor_cb.findings if doctor_cb else [])
+
+
+def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any, *, own_optimizer: bool) -> None:
+    """Learned loss parameters (e.g. log-variances) join the optimizer, without weight decay: decay would
+    pull them towards an arbitrary value instead of regularizing the model. A user's optimizer is not
+    changed; a warning says what it misses."""
+    if not isinstance(loss_fn, nn.Module):
+        return
+    known = {id(p) for group in opt.param_groups for p in group["params"]} | {id(p) for p in model.parameters()}
+    extra = [p for p in loss_fn.parameters() if p.requires_grad and id(p) not in known]
+    if not extra:
+        return
+    if own_optimizer:
+        opt.add_param_group({"params": extra, "weight_decay": 0.0})
+    else:
+        warnings.warn(f"The loss {type(loss_fn).__name__} has {sum(p.numel() for p in extra)} trainable values "
+                      "that your optimizer does not update, so they stay at their initial values. Build it with "
+                      "both: torch.optim.Adam([*model.parameters(), *loss.parameters()]).", stacklevel=3)
 
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:

@@ -54,8 +54,8 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     tc = config.train
     pin = device.type == "cuda"
     train_loader = EpochLoader(bundle.train, batch_size=tc.batch_size, shuffle=True, seed=config.seed,
-                               num_workers=config.data.num_workers, pin_memory=pin)
-    val_loader = _eval_loader(bundle.val, config, pin)
+                               **_loader_options(task, config, bundle.train, pin, train=True))
+    val_loader = _eval_loader(bundle.val, config, pin, task)
     optimizer = build_optimizer(list(model.parameters()) + list(loss_fn.parameters()), tc.optimizer, tc.lr,
                                 weight_decay=tc.weight_decay, momentum=tc.momentum)
     scheduler, interval = build_scheduler(optimizer, tc.scheduler, epochs=tc.epochs,
@@ -87,18 +87,27 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         on_ready(trainer, bundle)
     trainer.fit()
     summary = finish_run(trainer, run_dir, config=config.to_dict(), task=(task, bundle, config),
-                         test_loader=_eval_loader(bundle.test, config, pin), extra_summary={
+                         test_loader=_eval_loader(bundle.test, config, pin, task), extra_summary={
                              "data": config.data.name, "model": config.model.name, "device": str(device),
                              "split_sizes": bundle.info.get("sizes"), "label_mapping": bundle.info.get("label_mapping"),
                          })
     return RunResult(run_dir, summary, trainer)
 
 
-def _eval_loader(dataset: Any, config: Config, pin: bool) -> EpochLoader | None:
+def _eval_loader(dataset: Any, config: Config, pin: bool, task: Task | None = None) -> EpochLoader | None:
     if dataset is None or len(dataset) == 0:
         return None
     return EpochLoader(dataset, batch_size=max(EVAL_BATCH, config.train.batch_size), shuffle=False,
-                       seed=config.seed, num_workers=config.data.num_workers, pin_memory=pin)
+                       seed=config.seed, **_loader_options(task, config, dataset, pin, train=False))
+
+
+def _loader_options(task: Task | None, config: Config, dataset: Any, pin: bool, *, train: bool) -> dict[str, Any]:
+    """Workers and pinning, plus what a task adds (text: per-batch padding, length buckets)."""
+    options: dict[str, Any] = {"num_workers": config.data.num_workers, "pin_memory": pin}
+    task_options = getattr(task, "loader_options", None)
+    if task_options is not None:
+        options.update(task_options(config, dataset, train=train))
+    return options
 
 
 def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_loader: Any = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import torch
@@ -60,12 +60,24 @@ class Metric(Protocol):
 
 
 class Accuracy:
-    """Top-1 accuracy for class-index targets; reports nothing where accuracy does not apply."""
+    """Top-1 accuracy for class-index targets; reports nothing where accuracy does not apply.
 
-    def __init__(self) -> None:
+    With several heads (outputs and targets both tuples/lists of the same length, or dicts with
+    the same keys) each classification head gets ``accuracy_<name>``: the dict key, else
+    ``names[i]`` (a multi-task loss's task names), else the head's index.
+    """
+
+    def __init__(self, names: Sequence[str] | None = None) -> None:
         self.correct, self.n, self.applies = 0, 0, True
+        self.names = list(names) if names else None
+        self.heads: dict[str, Accuracy] = {}
 
     def update(self, output: Any, target: Any) -> None:
+        heads = _heads(output, target, self.names)
+        if heads is not None:
+            for name, (out, y) in heads.items():
+                self.heads.setdefault(name, Accuracy()).update(out, y)
+            return
         if (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
                 and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0]):
             self.correct += int((output.argmax(dim=1) == target).sum())
@@ -74,7 +86,20 @@ class Accuracy:
             self.applies = False
 
     def compute(self) -> dict[str, float]:
+        if self.heads:
+            return {f"accuracy_{name}": value
+                    for name, head in self.heads.items() for value in head.compute().values()}
         return {"accuracy": self.correct / self.n} if self.applies and self.n else {}
+
+
+def _heads(output: Any, target: Any, names: list[str] | None) -> dict[str, tuple[Any, Any]] | None:
+    """Pair up the heads of a multi-output model with their targets; None for a single output."""
+    if isinstance(output, Mapping) and isinstance(target, Mapping) and output.keys() == target.keys():
+        return {str(k): (output[k], target[k]) for k in output}
+    if isinstance(output, (tuple, list)) and isinstance(target, (tuple, list)) and len(output) == len(target) > 1:
+        keys = names if names and len(names) == len(output) else [str(i) for i in range(len(output))]
+        return {k: (o, t) for k, o, t in zip(keys, output, target)}
+    return None
 
 
 def split_loss(value: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -258,7 +283,8 @@ class Trainer:
         value = row.get(self.monitor)
         if value is None:
             value = row["train_loss"]
-        higher = self.monitor.endswith(HIGHER_IS_BETTER) and row.get(self.monitor) is not None
+        higher = (self.monitor.endswith(HIGHER_IS_BETTER) or "_accuracy_" in self.monitor) \
+            and row.get(self.monitor) is not None  # "_accuracy_": a head's accuracy, val_accuracy_<head>
         better = st.best is None or (value > st.best if higher else value < st.best)
         if better and math.isfinite(value):
             st.best, st.best_epoch = value, st.epoch + 1
@@ -276,4 +302,6 @@ def _batch_size(y: Any) -> int:
         return int(y.shape[0]) if y.ndim else 1
     if isinstance(y, (list, tuple)) and y:
         return _batch_size(y[0])
+    if isinstance(y, Mapping) and y:  # targets keyed by task name
+        return _batch_size(next(iter(y.values())))
     return 1

@@ -7,7 +7,7 @@ from torch import nn
 from trainwell.config import ModelConfig
 from trainwell.models.registry import MODELS
 
-from trainwell.models import cnn, mlp  # noqa: E402,F401  (register the built-ins)
+from trainwell.models import cnn, mlp, rnn  # noqa: E402,F401  (register the built-ins)
 
 
 def build_model(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:

@@ -24,20 +24,7 @@ class CNN(nn.Module):
             raise TrainwellError(
                 f"The cnn model needs images shaped (channels, height, width); this data gives {tuple(input_shape)}.",
                 fix="use --model mlp for tabular data")
-        blocks: list[nn.Module] = []
-        c, h, w = input_shape
-        for width in channels:
-            blocks += [nn.Conv2d(c, width, 3, padding=1, bias=not batch_norm)]
-            if batch_norm:
-                blocks.append(nn.BatchNorm2d(width))
-            blocks.append(activation(act))
-            if min(h, w) >= 2:  # stop pooling once the feature map is a single pixel
-                blocks.append(nn.MaxPool2d(2))
-                h, w = h // 2, w // 2
-            c = width
-        self.features = nn.Sequential(*blocks)
-        with torch.no_grad():
-            flat = self.features(torch.zeros(1, *input_shape)).numel()
+        self.features, flat = conv_features(input_shape, channels, batch_norm=batch_norm, act=act)
         hidden = hidden or []
         head: list[nn.Module] = [nn.Flatten()]
         if dropout > 0:
@@ -48,6 +35,29 @@ class CNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.features(x))  # (B, C, H, W) -> (B, num_classes)
+
+
+def conv_features(input_shape: tuple[int, ...], channels: list[int], *, batch_norm: bool = True,
+                  act: str = "relu") -> tuple[nn.Sequential, int]:
+    """The conv blocks of :class:`CNN` and their flattened output size (measured, never computed by hand).
+
+    Shared by the classifier and the embedding model (``models/embedding.py``).
+    """
+    blocks: list[nn.Module] = []
+    c, h, w = input_shape
+    for width in channels:
+        blocks += [nn.Conv2d(c, width, 3, padding=1, bias=not batch_norm)]
+        if batch_norm:
+            blocks.append(nn.BatchNorm2d(width))
+        blocks.append(activation(act))
+        if min(h, w) >= 2:  # stop pooling once the feature map is a single pixel
+            blocks.append(nn.MaxPool2d(2))
+            h, w = h // 2, w // 2
+        c = width
+    features = nn.Sequential(*blocks)
+    with torch.no_grad():
+        flat = features(torch.zeros(1, *input_shape)).numel()
+    return features, flat
 
 
 @MODELS.register("cnn", "conv blocks (channels, optional batch norm) + MLP head; flatten size inferred")

@@ -154,6 +154,9 @@ def _charts_html(epochs: list[dict], steps: list[dict]) -> str:
     parts: list[str] = []
     if has_loss:
         parts.append(_img(plots.loss_plot(steps, epochs), "loss curve"))
+    for png, alt in ((plots.task_loss_plot(epochs), "loss per task"), (plots.task_weight_plot(epochs), "task weights")):
+        if png is not None:
+            parts.append(_img(png, alt))
     acc = plots.accuracy_plot(epochs)
     if acc is not None:
         parts.append(_img(acc, "accuracy per epoch"))

@@ -113,7 +113,9 @@ def accuracy_plot(epochs: list[dict]) -> bytes | None:
     """val_accuracy (and train_accuracy if present) per epoch, in percent; None without any."""
     val_x, val_acc = _series(epochs, "epoch", "val_accuracy")
     train_x, train_acc = _series(epochs, "epoch", "train_accuracy")
-    if not (_has_finite(val_acc) or _has_finite(train_acc)):
+    heads = sorted({k for row in epochs for k in row if k.startswith("val_accuracy_")})  # multi-head models
+    head_series = {k: _series(epochs, "epoch", k) for k in heads}
+    if not (_has_finite(val_acc) or _has_finite(train_acc) or any(_has_finite(y) for _, y in head_series.values())):
         return None
 
     from matplotlib.ticker import MaxNLocator, PercentFormatter
@@ -125,12 +127,79 @@ def accuracy_plot(epochs: list[dict]) -> bytes | None:
     if _has_finite(val_acc):
         ax.plot(val_x, [v * 100 for v in val_acc], color=_VAL_COLOR, marker="o", markersize=4,
                 label="val accuracy")
+    cmap = _colormap(len(heads))
+    for i, (key, (x, y)) in enumerate(head_series.items()):
+        if _has_finite(y):
+            ax.plot(x, [v * 100 for v in y], color=cmap(i), marker="s", markersize=4,
+                    label=f"val accuracy ({key.removeprefix('val_accuracy_')})")
     ax.yaxis.set_major_formatter(PercentFormatter(100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="lower right", fontsize="small")
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy")
     ax.set_title("Accuracy")
+    return _to_png(fig)
+
+
+def loss_parts(epochs: list[dict]) -> list[str]:
+    """Names of the loss parts in the history (``train_<part>`` columns other than loss, accuracy
+    and learned task weights), in order of first appearance."""
+    names: dict[str, None] = {}
+    for row in epochs:
+        for key in row:
+            name = key.removeprefix("train_")
+            if key.startswith("train_") and name not in ("loss", "accuracy") and not name.startswith(
+                    ("weight_", "accuracy")):
+                names[name] = None
+    return list(names)
+
+
+def task_loss_plot(epochs: list[dict]) -> bytes | None:
+    """Each loss part per epoch, train (solid) and val (dashed), one colour per task; None without parts.
+
+    The y axis is logarithmic when every value is positive, since tasks often differ in scale.
+    """
+    names = loss_parts(epochs)
+    if not names:
+        return None
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = _new_figure()
+    cmap = _colormap(len(names))
+    values: list[float] = []
+    for i, name in enumerate(names):
+        for split, style in (("train", "-"), ("val", "--")):
+            x, y = _series(epochs, "epoch", f"{split}_{name}")
+            if _has_finite(y):
+                ax.plot(x, y, color=cmap(i), linestyle=style, marker="o", markersize=3, label=f"{split} {name}")
+                values += [v for v in y if math.isfinite(v)]
+    if values and min(values) > 0:
+        ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="best", fontsize="small", ncol=2)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("loss (unweighted)")
+    ax.set_title("Loss per task")
+    return _to_png(fig)
+
+
+def task_weight_plot(epochs: list[dict]) -> bytes | None:
+    """Learned task weights (``train_weight_<task>``, the epoch's mean) per epoch; None without any."""
+    keys = sorted({k for row in epochs for k in row if k.startswith("train_weight_")})
+    series = {k.removeprefix("train_weight_"): _series(epochs, "epoch", k) for k in keys}
+    if not any(_has_finite(y) for _, y in series.values()):
+        return None
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = _new_figure()
+    cmap = _colormap(len(series))
+    for i, (name, (x, y)) in enumerate(series.items()):
+        ax.plot(x, y, color=cmap(i), marker="o", markersize=3, label=name)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="best", fontsize="small")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("weight")
+    ax.set_title("Learned task weights")
     return _to_png(fig)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 
 import torch
@@ -12,6 +13,24 @@ def watched_params(params: Iterable[torch.Tensor], limit: int = 8) -> list[torch
     """A few trainable parameters, smallest first, so per-step checks stay cheap."""
     trainable = [p for p in params if p.requires_grad]
     return sorted(trainable, key=lambda p: p.numel())[:limit]
+
+
+_WATCHED: weakref.WeakKeyDictionary[torch.optim.Optimizer, tuple[tuple[int, ...], int, list[torch.Tensor]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def watched_optimizer_params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    """``watched_params`` of an optimizer, remembered between calls (checks ask several times a step).
+
+    Recomputed when its parameter groups change, and every 200 calls (parameters frozen later)."""
+    shape = tuple(len(g["params"]) for g in optimizer.param_groups)
+    cached = _WATCHED.get(optimizer)
+    if cached is not None and cached[0] == shape and cached[1] < 200:
+        _WATCHED[optimizer] = (shape, cached[1] + 1, cached[2])
+        return cached[2]
+    params = watched_params(optimizer_params(optimizer))
+    _WATCHED[optimizer] = (shape, 0, params)
+    return params
 
 
 def optimizer_params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class DeadRelu(Check):
         self.where: dict[tuple[int, int], tuple[str | None, int]] = {}  # key -> (model call's line, units)
         self.trained: set[int] = set()  # ids of models some optimizer trains (checked until true)
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or not ev.leaf_calls or not ev.grad_enabled or not self.session.sampled:
             return

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_norm, optimizer_params
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
@@ -59,6 +59,7 @@ class ExplodingGradients(Check):
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
 
+    @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
         fresh, self.backward_since_step = self.backward_since_step, False
         if self.reported or not fresh or not self.session.sampled:
@@ -134,6 +135,7 @@ class VanishingGradients(Check):
         self.streak: dict[int, int] = {}
         self.backward_since_step = False
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if ev.leaf_calls and ev.module not in self.order:
             weights = _weights_in_call_order(ev.leaf_calls)
@@ -144,6 +146,7 @@ class VanishingGradients(Check):
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
 
+    @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
         fresh, self.backward_since_step = self.backward_since_step, False
         if self.reported or not fresh or not self.session.sampled or not self.order:

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent
 
 # A first layer of these types normalizes the raw input itself.
@@ -119,6 +119,7 @@ class UnnormalizedInput(Check):
         self.checked = 0
         self.hits = 0
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         # leaf_calls is filled on sampled steps only, which keeps this cheap.
         if self.reported or self.checked >= self.LOOK or not ev.leaf_calls or not has_parameters(ev.module):

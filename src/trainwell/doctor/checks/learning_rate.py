@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 
 if TYPE_CHECKING:
@@ -236,6 +236,7 @@ class LrTooLow(Check):
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
 
+    @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
         self.pending = []
         if not (self.session.sampled and self.backward_since_step):
@@ -248,6 +249,7 @@ class LrTooLow(Check):
             if wn > 0 and math.isfinite(wn):
                 self.pending.append((p, w.clone(), wn, float(p.grad.detach().float().norm())))
 
+    @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         self.backward_since_step = False
         if not self.pending:

@@ -22,7 +22,7 @@ from torch import nn
 from torch.nn.modules.conv import _ConvNd
 from torch.nn.modules.dropout import _DropoutNd
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent, StepEvent
 
 PASS_THROUGH = (nn.Flatten, nn.Unflatten, _DropoutNd, nn.Identity)
@@ -165,6 +165,7 @@ class NoNonlinearity(Check):
         self.looked: weakref.WeakSet[nn.Module] = weakref.WeakSet()
         self.pending: list[tuple[weakref.ref[nn.Module], dict[str, Any], str | None]] = []
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if not ev.leaf_calls or not ev.grad_enabled or self.reported or ev.module in self.looked:
             return
@@ -182,6 +183,7 @@ class NoNonlinearity(Check):
                       "first_type": _describe(a), "second_type": _describe(b)}
             self.pending.append((weakref.ref(ev.module), values, ev.where))
 
+    @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         # Reported once the model is known to be trained (an optimizer owns its parameters).
         if not self.pending or self.reported or not self.session.sampled:

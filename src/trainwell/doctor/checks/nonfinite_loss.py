@@ -10,6 +10,8 @@ in the graph are named instead: then the op is only the messenger.
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -264,9 +266,9 @@ class NonfiniteLoss(Check):
         t = ev.tensor
         if self.reported or not t.is_floating_point() or t.numel() != 1:
             return
-        if bool(torch.isfinite(t.detach()).all()):
+        value = float(t.detach())  # one number: cheaper than a tensor reduction, and read anyway after backward
+        if math.isfinite(value):
             return
-        value = float(t.detach())
         with torch.no_grad():
             cause, details = diagnose(t) if t.grad_fn is not None else ("unknown", {})
         if cause == "weights" and "nonfinite-input" in self.session.reported_ids:

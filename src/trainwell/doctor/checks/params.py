@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
@@ -151,6 +151,7 @@ class ParamsNotInOptimizer(Check):
         self.pending: dict[str, Any] | None = None  # the finding as text (objects may be gone at the end)
         self.step_where: str | None = None
 
+    @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         self.step_where = ev.where
 
@@ -166,6 +167,7 @@ class ParamsNotInOptimizer(Check):
                     out.append(p)
         return out
 
+    @sampled_only
     def on_backward_pre(self, ev: BackwardEvent) -> None:
         self.before = None
         if self.reported or self.session.step < 1 or not self.session.sampled:
@@ -174,6 +176,7 @@ class ParamsNotInOptimizer(Check):
         # of parameters no optimizer clears stay around, so "not None" alone is not enough).
         self.before = {id(p): (p, p.grad, p.grad._version if p.grad is not None else -1) for p in self._params()}
 
+    @sampled_only
     def on_backward(self, ev: BackwardEvent) -> None:
         before, self.before = self.before, None
         if before is None:
@@ -259,10 +262,12 @@ class GradNone(Check):
         self.model_where: weakref.WeakKeyDictionary[nn.Module, str | None] = weakref.WeakKeyDictionary()
         self.pending: dict[str, Any] | None = None  # judged at the end: names are kept as text
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if ev.grad_enabled and ev.module not in self.model_where:
             self.model_where[ev.module] = ev.where
 
+    @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
         opt, count = ev.optimizer, self.session.backward_count
         if self.last_backward.get(opt) == count or not self.session.sampled:

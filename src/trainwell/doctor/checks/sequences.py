@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent, LossEvent
 
 # ---------------------------------------------------------------------------------------------- lstm-batch-first
@@ -65,6 +65,7 @@ class LstmBatchFirst(Check):
         self.wrong: weakref.WeakKeyDictionary[nn.RNNBase, int] = weakref.WeakKeyDictionary()
         self.right: weakref.WeakKeyDictionary[nn.RNNBase, int] = weakref.WeakKeyDictionary()
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or not ev.leaf_calls:
             return
@@ -232,6 +233,7 @@ class PaddingNotMasked(Check):
         self.last_step = -1
         self.failures: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
 
+    @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or self.negative >= MAX_TESTS or not self.session.sampled:
             return
@@ -242,7 +244,7 @@ class PaddingNotMasked(Check):
         model = ev.module
         if self.session.step == self.last_step or self.failures.get(model, 0) >= 3 or hasattr(model, "_orig_mod"):
             return  # once per sampled step; torch.compile'd models would recompile for the new shapes
-        if any(m._forward_hooks or m._forward_pre_hooks for m in model.modules()):
+        if any(self.session.user_hooks(m) for m in model.modules()):
             return  # the user's hooks (feature capture) would see the doctor's extra calls
         pad = _pad_id(model)
         if pad is None or x.shape[0] < 2 or x.shape[1] < 3:

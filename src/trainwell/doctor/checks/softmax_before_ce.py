@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import LossEvent
 
 
@@ -41,6 +41,7 @@ class SoftmaxBeforeCrossEntropy(Check):
         super().__init__(session)
         self.hits = 0
 
+    @sampled_only  # the model's last layer is the same on every step: sampled steps are enough
     def on_loss(self, ev: LossEvent) -> None:
         if ev.name not in ("cross_entropy", "nll_loss") or self.reported:
             return

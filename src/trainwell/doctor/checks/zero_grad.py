@@ -8,7 +8,7 @@ and intended accumulation (clear every k steps, step every k backwards) stays qu
 from __future__ import annotations
 
 from trainwell.doctor.check import Check, Text, register
-from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_params
+from trainwell.doctor.checks._grads import grad_is_clear, watched_optimizer_params
 from trainwell.doctor.events import BackwardEvent, StepEvent
 
 
@@ -41,7 +41,7 @@ class ZeroGradMissing(Check):
         if not self.stepped_since_backward or not self.session.optimizers:
             return
         self.stepped_since_backward = False
-        params = [p for opt in self.session.optimizers for p in watched_params(optimizer_params(opt))]
+        params = [p for opt in self.session.optimizers for p in watched_optimizer_params(opt)]
         if params and not any(grad_is_clear(p) for p in params):
             self.streak += 1
             if self.streak >= 3 and not self.reported:
@@ -81,13 +81,13 @@ class ZeroGradMisplaced(Check):
         # Only gradients that backward() really wrote can be "cleared too early"; a model
         # rebuilt after its optimizer was made never fills them (that is params-not-in-optimizer).
         self.filled = {id(opt) for opt in self.session.optimizers
-                       if any(not grad_is_clear(p) for p in watched_params(optimizer_params(opt)))}
+                       if any(not grad_is_clear(p) for p in watched_optimizer_params(opt))}
 
     def on_step_pre(self, ev: StepEvent) -> None:
         if id(ev.optimizer) not in self.filled:
             return  # no fresh gradients to lose (a step without backward, an unused optimizer)
         self.filled.discard(id(ev.optimizer))
-        params = watched_params(optimizer_params(ev.optimizer))
+        params = watched_optimizer_params(ev.optimizer)
         if params and all(grad_is_clear(p) for p in params):
             self.streak += 1
             self.first_where = self.first_where or ev.where

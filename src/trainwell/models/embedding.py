@@ -1,0 +1,71 @@
+"""The embedding model: a backbone -> linear -> L2-normalized vector (task ``embedding``).
+
+With the built-in ``cnn`` the backbone is exactly the classifier's conv blocks
+(:func:`~trainwell.models.cnn.conv_features`), without its classification head. Any other
+registered model (or ``package.module:Class``) is built with ``embedding.dim`` outputs and
+its output is used as the pre-normalization embedding.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from trainwell._errors import TrainwellError
+from trainwell.config import EmbeddingConfig, ModelConfig
+
+
+class EmbeddingNet(nn.Module):
+    """``backbone(x)`` -> flatten -> [dropout] -> ``Linear(features, dim)`` -> L2 normalization.
+
+    The output rows have unit length, so the dot product of two outputs is their cosine similarity.
+
+    >>> net = EmbeddingNet(nn.Flatten(), 784, 128)
+    >>> net(torch.zeros(2, 1, 28, 28)).shape
+    torch.Size([2, 128])
+    """
+
+    def __init__(self, backbone: nn.Module, features: int, dim: int, *, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.backbone = backbone
+        head: list[nn.Module] = [nn.Flatten()]
+        if dropout > 0:
+            head.append(nn.Dropout(dropout))
+        head.append(nn.Linear(features, dim))
+        self.head = nn.Sequential(*head)
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = self.head(self.backbone(x))  # (B, dim)
+        return F.normalize(z, dim=1)  # (B, dim), unit rows
+
+
+class NormalizedOutput(nn.Module):
+    """Any model with ``dim`` outputs, its output rows L2-normalized."""
+
+    def __init__(self, model: nn.Module, dim: int) -> None:
+        super().__init__()
+        self.model = model
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.model(x).flatten(1), dim=1)
+
+
+def build_embedding_model(model_cfg: ModelConfig, emb_cfg: EmbeddingConfig,
+                          input_shape: tuple[int, ...]) -> nn.Module:
+    """The embedding network for inputs of ``input_shape`` (one sample), with ``emb_cfg.dim`` outputs."""
+    if model_cfg.name == "cnn":
+        from trainwell.models.cnn import conv_features
+
+        if len(input_shape) != 3:
+            raise TrainwellError(
+                f"The embedding task needs images shaped (channels, height, width); this data gives "
+                f"{tuple(input_shape)}.", fix="use image data: --data mnist-5k, image-folder:DIR, lfw or olivetti-faces")
+        backbone, flat = conv_features(tuple(input_shape), model_cfg.channels, batch_norm=model_cfg.batch_norm,
+                                       act=model_cfg.activation)
+        return EmbeddingNet(backbone, flat, emb_cfg.dim, dropout=model_cfg.dropout)
+    from trainwell.models import build_model
+
+    return NormalizedOutput(build_model(model_cfg, tuple(input_shape), emb_cfg.dim), emb_cfg.dim)

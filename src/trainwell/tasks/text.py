@@ -1,0 +1,103 @@
+"""Text classification: texts -> tokens -> vocabulary ids -> ``lstm`` / ``gru`` -> one class per text.
+
+The vocabulary and the tokenizer settings travel in every checkpoint (``payload``), so
+``trainwell predict`` turns new texts into exactly the same ids as training did.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from trainwell._errors import ConfigError
+from trainwell.tasks.base import TASKS, Task
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from trainwell.config import Config, ModelConfig
+    from trainwell.data.bundle import DataBundle
+    from trainwell.data.vocab import Vocab
+    from trainwell.engine.trainer import InputTransform
+
+
+@TASKS.register("text", "texts -> one class per text (tokenizer, vocabulary, lstm / gru over packed sequences)")
+class TextTask(Task):
+    """Builds the vocabulary with the data; the model's embedding size follows it."""
+
+    def __init__(self) -> None:
+        self.vocab: Vocab | None = None
+
+    def build_data(self, config: Config) -> DataBundle:
+        from trainwell.data.text import build_text_data
+
+        bundle, self.vocab = build_text_data(config)
+        return bundle
+
+    def build_model(self, config: Config, bundle: DataBundle) -> nn.Module:
+        if self.vocab is None:
+            raise RuntimeError("TextTask.build_data must run before build_model (the model needs the vocabulary)")
+        return build_text_model(config.model, len(self.vocab), bundle.num_classes)
+
+    def transforms(self, config: Config, bundle: DataBundle) -> tuple[InputTransform | None, InputTransform | None]:
+        return None, None  # token ids go to the model as they are
+
+    def loader_options(self, config: Config, dataset: Any, *, train: bool) -> dict[str, Any]:
+        """``EpochLoader`` options: pad per batch, keep lengths, bucket by length (``text.bucket``)."""
+        from trainwell.data.text_batch import text_loader_options
+
+        batch = config.train.batch_size if train else max(256, config.train.batch_size)
+        opts = text_loader_options(dataset, batch, shuffle=train, seed=config.seed, bucket=config.text.bucket)
+        if config.data.num_workers is not None:
+            opts["num_workers"] = config.data.num_workers
+        return opts
+
+    def payload(self, config: Config, bundle: DataBundle) -> dict[str, Any]:
+        assert self.vocab is not None
+        return {**super().payload(config, bundle), "task": "text", "vocab": self.vocab.to_dict(),
+                "tokenizer": config.text.tokenizer, "max_len": config.text.max_len}
+
+
+def build_text_model(cfg: ModelConfig, vocab_size: int, num_classes: int) -> nn.Module:
+    """A registered sequence model (``lstm``, ``gru``) or a user's ``package.module:Class``
+    (given ``vocab_size`` and ``num_classes`` when its constructor takes them, called as ``model(tokens, lengths)``)."""
+    from trainwell.models import MODELS
+
+    if ":" in cfg.name:
+        import inspect
+
+        from trainwell.models.custom import load_user_model
+
+        kwargs = dict(cfg.kwargs)
+        module_name, _, attr = cfg.name.partition(":")
+        try:
+            import importlib
+
+            cls = getattr(importlib.import_module(module_name), attr, None)
+            if cls is not None and "vocab_size" in inspect.signature(cls).parameters:
+                kwargs.setdefault("vocab_size", vocab_size)
+        except (ImportError, TypeError, ValueError):
+            pass  # load_user_model reports import problems
+        return load_user_model(cfg.name, (vocab_size,), num_classes, kwargs)
+    builder = MODELS.get(cfg.name)
+    if cfg.name not in ("lstm", "gru"):
+        raise ConfigError(f"--model {cfg.name} does not read token ids; task text trains lstm or gru "
+                          "(or your package.module:Class called as model(tokens, lengths)).",
+                          fix="--model lstm")
+    return builder(cfg, (vocab_size,), num_classes, vocab_size=vocab_size)
+
+
+def encode_texts(payload: dict[str, Any], texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """New texts -> (tokens (B, T), lengths (B,)) with the run's tokenizer, vocabulary and max_len."""
+    import torch
+
+    from trainwell.data.text_batch import pad_batch
+    from trainwell.data.tokenize import get_tokenizer
+    from trainwell.data.vocab import Vocab
+
+    vocab = Vocab.from_dict(payload["vocab"])
+    tokenize = get_tokenizer(payload["tokenizer"])
+    items = [(torch.tensor(vocab.encode(tokenize(t), payload["max_len"]), dtype=torch.long), torch.tensor(0))
+             for t in texts]
+    (tokens, lengths), _ = pad_batch(items)
+    return tokens, lengths
