@@ -12,7 +12,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                           "or load it from a run folder, and print each layer's output shape.")
     p.add_argument("run_dir", nargs="?", help="a run folder (uses its config); otherwise the options below")
     p.add_argument("--data", help="dataset that fixes the input shape and classes (default mnist-5k)")
-    p.add_argument("--model", help="mlp, cnn or package.module:Class")
+    p.add_argument("--task", help="classification (default), text or embedding")
+    p.add_argument("--model", help="mlp, cnn, lstm, gru or package.module:Class")
     p.add_argument("--input-shape", help="one sample's shape instead of reading data, e.g. 1,28,28 or 3,32,32")
     p.add_argument("--classes", type=int, default=10, help="number of classes with --input-shape (default 10)")
     p.add_argument("--config", metavar="FILE.yaml")
@@ -48,16 +49,21 @@ def run(args: argparse.Namespace) -> int:
         config = load_run_config(check_run_dir(Path(args.run_dir)))
     else:
         config = resolve(file=Path(args.config) if args.config else None,
-                         flags={"data.name": args.data, "model.name": args.model}, sets=args.set)
+                         flags={"task": args.task, "data.name": args.data, "model.name": args.model}, sets=args.set)
     if args.input_shape:
-        shape, classes = _shape(args.input_shape), args.classes
-    else:
-        from trainwell.data import build_data
+        shape = _shape(args.input_shape)
+        model, example = build_model(config.model, shape, args.classes), torch.zeros(1, *shape)
+    else:  # the task builds data and model as training would (text: the vocabulary sets the embedding size)
+        from trainwell.doctor.preflight import first_sample, tiny_batch
+        from trainwell.tasks import get_task
 
-        bundle = build_data(config.data)
-        shape, classes = bundle.input_shape, bundle.num_classes
-    model = build_model(config.model, shape, classes)
-    result = summarize(model, torch.zeros(1, *shape))
+        task = get_task(config.task)
+        bundle = task.build_data(config)
+        model = task.build_model(config, bundle)
+        x, _ = tiny_batch(task, config, bundle.train)
+        _, eval_transform = task.transforms(config, bundle)
+        example = first_sample(eval_transform(x, None) if eval_transform is not None else x)
+    result = summarize(model, example)
     if args.json:
         print(json.dumps(summary_dict(result), indent=2))
     else:

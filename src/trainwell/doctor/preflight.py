@@ -19,6 +19,7 @@ import torch
 
 from trainwell.config import Config
 from trainwell.doctor.findings import Finding
+from trainwell.engine.trainer import Accuracy, call_model, split_loss
 
 TINY = 32  # samples in the overfit test
 MAX_STEPS = 400
@@ -43,24 +44,24 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
     """Run the four stages; returns the findings and the measured facts of each stage."""
     from rich.console import Console
 
-    from trainwell.data import build_data
     from trainwell.doctor.render import print_finding
     from trainwell.doctor.session import Session
     from trainwell.engine.seed import seed_everything
-    from trainwell.models import build_model
     from trainwell.models.summary import render_summary, summarize
-    from trainwell.tasks.classification import make_loss
+    from trainwell.tasks import get_task
 
     console = console or Console(stderr=True)
     seed_everything(config.seed)
     facts: dict[str, Any] = {}
     session = Session(lang=lang, on_finding=lambda f: print_finding(f, console, lang))
+    task = get_task(config.task)
 
     console.print("[bold]1. data[/]")
-    bundle = build_data(config.data)
-    x, y = _tiny_batch(bundle.train, TINY, config.seed)
-    pre = bundle.preprocess
-    x = pre(x)
+    bundle = task.build_data(config)
+    x, y = tiny_batch(task, config, bundle.train)
+    _, eval_transform = task.transforms(config, bundle)
+    if eval_transform is not None:
+        x = eval_transform(x, None)
     counts = torch.bincount(_all_labels(bundle.train), minlength=bundle.num_classes).tolist()
     facts["data"] = {"sizes": bundle.info.get("sizes"), "classes": bundle.num_classes, "class_counts": counts,
                      "label_mapping": bundle.info.get("label_mapping")}
@@ -68,30 +69,37 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
                   f"smallest class {min(counts)} / largest {max(counts)} samples", highlight=False)
 
     console.print("[bold]2. shapes[/]")
-    model = build_model(config.model, bundle.input_shape, bundle.num_classes)
-    render_summary(summarize(model, x[:1]), console)
+    model = task.build_model(config, bundle)
+    render_summary(summarize(model, first_sample(x)), console)
 
     console.print("[bold]3. one trial step[/]")
-    loss_fn = make_loss(0.0)
+    loss_fn = task.build_loss(config, bundle)
     initial_state = copy.deepcopy(model.state_dict())
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    initial_loss_state = copy.deepcopy(loss_fn.state_dict())
+    opt = torch.optim.Adam([*model.parameters(), *loss_fn.parameters()], lr=1e-3)
     with session:
         model.train()
-        loss = loss_fn(model(x), y)
+        loss, _ = split_loss(loss_fn(call_model(model, x), y))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         session.end()
-    chance = math.log(bundle.num_classes)
     first = float(loss.detach())
-    facts["trial_step"] = {"loss": first, "chance_loss": chance}
-    console.print(f"   first loss {first:.4f} (a model that knows nothing scores ln {bundle.num_classes} = "
-                  f"{chance:.4f})", highlight=False)
+    facts["trial_step"] = {"loss": first}
+    if config.task == "embedding":
+        console.print(f"   first loss {first:.4f}", highlight=False)
+    else:
+        chance = math.log(bundle.num_classes)
+        facts["trial_step"]["chance_loss"] = chance
+        console.print(f"   first loss {first:.4f} (a model that knows nothing scores ln {bundle.num_classes} = "
+                      f"{chance:.4f})", highlight=False)
 
     console.print(f"[bold]4. overfit {len(y)} samples[/]")
     model.load_state_dict(initial_state)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    start_loss, steps, final, acc = _overfit(model, loss_fn, opt, x, y)
+    loss_fn.load_state_dict(initial_loss_state)
+    opt = torch.optim.Adam([*model.parameters(), *loss_fn.parameters()], lr=1e-3)
+    # Embeddings are not class scores: for them the loss alone says whether the batch is learned.
+    start_loss, steps, final, acc = _overfit(model, loss_fn, opt, x, y, classes=config.task != "embedding")
     facts["overfit"] = {"samples": len(y), "steps": steps, "start_loss": start_loss, "loss": final,
                         "accuracy": acc}
     findings = list(session.findings)
@@ -104,50 +112,62 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
         findings = list(session.findings)
         print_finding(findings[-1], console, lang)
     else:
-        console.print(f"   loss {start_loss:.4f} -> {final:.4f} in {steps} steps, all samples right: "
+        right = "all samples right: " if config.task != "embedding" else ""
+        console.print(f"   loss {start_loss:.4f} -> {final:.4f} in {steps} steps, {right}"
                       "[green]the model can learn[/]", highlight=False)
     return findings, facts
 
 
-def _tiny_batch(dataset: Any, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` samples drawn at random (splits can be sorted by label)."""
-    idx = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(seed))[:n].tolist()
-    try:
-        x, y = dataset[idx]  # in-memory data: one gather
-    except (TypeError, IndexError):
-        items = [dataset[i] for i in idx]
-        x, y = torch.stack([torch.as_tensor(i[0]) for i in items]), torch.as_tensor([int(i[1]) for i in items])
+def tiny_batch(task: Any, config: Config, dataset: Any) -> tuple[Any, torch.Tensor]:
+    """``TINY`` training samples in a random order (splits can be sorted by label), batched the
+    way the task batches them (text: padded token ids and lengths)."""
+    from trainwell.data.loading import EpochLoader
+
+    options = task.loader_options(config, dataset, train=True)
+    options.setdefault("num_workers", 0)
+    loader = EpochLoader(dataset, batch_size=TINY, shuffle=True, seed=config.seed, **options)
+    x, y = next(iter(loader))
     return x, torch.as_tensor(y)
+
+
+def first_sample(x: Any) -> Any:
+    """The first sample of a batch, kept as a batch of one (a tuple input stays a tuple)."""
+    return tuple(t[:1] for t in x) if isinstance(x, tuple) else x[:1]
 
 
 def _all_labels(dataset: Any) -> torch.Tensor:
     if hasattr(dataset, "y"):
-        return dataset.y
+        return torch.as_tensor(dataset.y)
+    if hasattr(dataset, "labels"):
+        return torch.as_tensor(dataset.labels)
     return torch.as_tensor([label for _, label in getattr(dataset, "items", [])], dtype=torch.long)
 
 
-def _overfit(model: torch.nn.Module, loss_fn: Any, opt: torch.optim.Optimizer, x: torch.Tensor,
-             y: torch.Tensor) -> tuple[float, int, float, float]:
+def _overfit(model: torch.nn.Module, loss_fn: Any, opt: torch.optim.Optimizer, x: Any,
+             y: torch.Tensor, *, classes: bool = True) -> tuple[float, int, float, float]:
     """Train on one batch until its loss (in eval mode) is below TARGET_LOSS or MAX_STEPS pass."""
-    start = _eval_loss(model, loss_fn, x, y)[0]
+    start = _eval_loss(model, loss_fn, x, y, classes)[0]
     deadline = time.perf_counter() + 60  # a preflight must stay quick even for big models
     steps, loss, acc = 0, start, 0.0
     while steps < MAX_STEPS and time.perf_counter() < deadline:
         model.train()
         opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        split_loss(loss_fn(call_model(model, x), y))[0].backward()
         opt.step()
         steps += 1
         if steps % 20 == 0:
-            loss, acc = _eval_loss(model, loss_fn, x, y)
+            loss, acc = _eval_loss(model, loss_fn, x, y, classes)
             if loss < TARGET_LOSS and acc == 1.0:
                 break
-    loss, acc = _eval_loss(model, loss_fn, x, y)
+    loss, acc = _eval_loss(model, loss_fn, x, y, classes)
     return start, steps, loss, acc
 
 
-def _eval_loss(model: torch.nn.Module, loss_fn: Any, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+def _eval_loss(model: torch.nn.Module, loss_fn: Any, x: Any, y: torch.Tensor, classes: bool) -> tuple[float, float]:
+    """Loss in eval mode, and the share of samples right (1.0 where accuracy does not apply: embeddings)."""
     model.eval()
     with torch.inference_mode():
-        out = model(x)
-        return float(loss_fn(out, y)), float((out.argmax(1) == y).float().mean())
+        out = call_model(model, x)
+        accuracy = Accuracy()
+        accuracy.update(out, y)
+        return float(split_loss(loss_fn(out, y))[0]), accuracy.compute().get("accuracy", 1.0) if classes else 1.0

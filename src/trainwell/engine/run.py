@@ -104,9 +104,8 @@ def _eval_loader(dataset: Any, config: Config, pin: bool, task: Task | None = No
 def _loader_options(task: Task | None, config: Config, dataset: Any, pin: bool, *, train: bool) -> dict[str, Any]:
     """Workers and pinning, plus what a task adds (text: per-batch padding, length buckets)."""
     options: dict[str, Any] = {"num_workers": config.data.num_workers, "pin_memory": pin}
-    task_options = getattr(task, "loader_options", None)
-    if task_options is not None:
-        options.update(task_options(config, dataset, train=train))
+    if task is not None:
+        options.update(task.loader_options(config, dataset, train=train))
     return options
 
 

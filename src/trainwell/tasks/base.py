@@ -65,6 +65,10 @@ class Task:
 
         return train_transform, eval_transform
 
+    def loader_options(self, config: Config, dataset: Any, *, train: bool) -> dict[str, Any]:
+        """Extra ``EpochLoader`` options for this task's data (text: per-batch padding, length buckets)."""
+        return {}
+
     def payload(self, config: Config, bundle: DataBundle) -> dict[str, Any]:
         """What ``predict`` needs to treat new inputs exactly like the training data (in every checkpoint)."""
         return {"preprocess": bundle.preprocess.to_dict(), "class_names": bundle.class_names,

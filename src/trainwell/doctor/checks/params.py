@@ -7,6 +7,8 @@ and after steps, which gradients a backward() call wrote), on sampled steps only
 
 from __future__ import annotations
 
+import math
+import statistics
 import weakref
 from typing import Any
 
@@ -33,6 +35,24 @@ def _param_names(models: list[nn.Module], ids: set[int]) -> list[str]:
 def _lrs(optimizer: Optimizer) -> str:
     lrs = sorted({float(g["lr"]) for g in optimizer.param_groups if "lr" in g})
     return ", ".join(f"{lr:.4g}" for lr in lrs) or "?"
+
+
+def _loss_fell(losses: list[float]) -> bool:
+    """The loss has at least halved since the start (medians of 5): the weights did move at some point,
+    even if no sampled step saw it (LBFGS's first step, which runs before any gradient exists)."""
+    if len(losses) < 10:
+        return False
+    start, now = statistics.median(losses[:5]), statistics.median(losses[-5:])
+    return math.isfinite(start) and math.isfinite(now) and start > 0 and now < 0.5 * start
+
+
+def _moves(p: torch.Tensor) -> bool:
+    """Whether this gradient is big enough that a step must visibly change the weights. A converged
+    model's gradients (or a line-search optimizer such as LBFGS that stops early) can be so small
+    next to the weights that a correct update rounds away in float32."""
+    g = float(p.grad.detach().abs().max())  # type: ignore[union-attr]
+    w = float(p.detach().abs().max())
+    return g > 1e-8 and g > 1e-5 * w
 
 
 # ---------------------------------------------------------------------------------------
@@ -73,6 +93,7 @@ class ParamsNotUpdating(Check):
         self.snaps: weakref.WeakKeyDictionary[Optimizer, list[tuple[torch.Tensor, torch.Tensor]]] = \
             weakref.WeakKeyDictionary()
         self.streaks: weakref.WeakKeyDictionary[Optimizer, int] = weakref.WeakKeyDictionary()
+        self.moved: weakref.WeakSet[Optimizer] = weakref.WeakSet()  # optimizers whose weights changed at least once
 
     def _snapshot(self, optimizer: Optimizer) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Copies of a few params with non-zero gradients from every group: the smallest ones and the last
@@ -86,7 +107,7 @@ class ParamsNotUpdating(Check):
                 for p in order:
                     if taken >= self.PER_GROUP:
                         break
-                    if id(p) not in chosen and bool(p.grad.any()):  # type: ignore[union-attr]
+                    if id(p) not in chosen and _moves(p):
                         chosen[id(p)] = p
                         taken += 1
         return [(p, p.detach().clone()) for p in chosen.values()]
@@ -99,7 +120,11 @@ class ParamsNotUpdating(Check):
         if snap:
             # Compared at this optimizer's next step, so weights reloaded after step() count too.
             same = all(torch.equal(p.detach(), old) for p, old in snap)
-            streak = self.streaks.get(opt, 0) + 1 if same else 0
+            if not same or _loss_fell(self.session.losses):
+                self.moved.add(opt)
+            # Weights that did move once and then stop are a model that converged (or a line search
+            # that found nothing better), not this bug: it shows from the first steps.
+            streak = self.streaks.get(opt, 0) + 1 if same and opt not in self.moved else 0
             self.streaks[opt] = streak
             if streak >= self.STREAK:
                 evidence = {"steps_unchanged": streak, "lr": _lrs(opt), "params_compared": len(snap),
