@@ -10,6 +10,7 @@ how much each task counts; metrics.csv and report.html show each task's loss and
 from __future__ import annotations
 
 import sys
+import time
 
 import torch
 from sklearn.datasets import load_digits
@@ -71,4 +72,5 @@ def main(out: str | None = "runs") -> trainwell.FitResult:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs")
+    # A new run folder each time: trainwell never writes into an existing run.
+    main(sys.argv[1] if len(sys.argv) > 1 else time.strftime("runs/multitask-digits-%Y%m%d-%H%M%S"))
