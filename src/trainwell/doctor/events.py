@@ -54,3 +54,4 @@ class BatchEvent:
     batch: Any
     wait_seconds: float  # time the loop waited for this batch
     where: str | None
+    iterator: Any = None  # the DataLoader iterator that produced it

@@ -105,11 +105,13 @@ class Session:
         names = checks if checks is not None else CHECKS.names()
         self.checks: list[Check] = [CHECKS.get(n)(self) for n in names]
         # Per event, only the checks that handle it: most checks handle one or two events.
-        self._handlers: dict[str, list[Check]] = {
-            m: [c for c in self.checks if getattr(type(c), m) is not getattr(Check, m)]
+        # Per event, the bound handlers of the checks that handle it (most checks handle one or two
+        # events), and the subset that acts on steps that are not sampled.
+        self._handlers: dict[str, list[tuple[Check, Callable[..., None]]]] = {
+            m: [(c, getattr(c, m)) for c in self.checks if getattr(type(c), m) is not getattr(Check, m)]
             for m in dir(Check) if m.startswith("on_")}
-        # ... and on steps that are not sampled, only those that act on every step.
-        self._every_step = {m: [c for c in hs if acts_every_step(type(c), m)] for m, hs in self._handlers.items()}
+        self._every_step = {m: [(c, h) for c, h in hs if acts_every_step(type(c), m)]
+                            for m, hs in self._handlers.items()}
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.backward_count = 0
@@ -120,6 +122,7 @@ class Session:
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
         self._undo: list[Callable[[], None]] = []
+        self._has_params: weakref.WeakKeyDictionary[nn.Module, bool] = weakref.WeakKeyDictionary()
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
         self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
         self._installed = False
@@ -132,6 +135,13 @@ class Session:
         200 and 1 in 100 after 1,000 (about 3 % of a few thousand steps)."""
         s = self.step
         return s < 10 or (s % 10 == 0 if s < 200 else s % 25 == 0 if s < 1000 else s % 100 == 0)
+
+    def has_parameters(self, module: nn.Module) -> bool:
+        """Whether ``module`` holds parameters (a model, not a loss module or metric); remembered per module."""
+        known = self._has_params.get(module)
+        if known is None:
+            known = self._has_params[module] = next(module.parameters(), None) is not None
+        return known
 
     def trained_params(self) -> set[int]:
         """ids of every parameter some optimizer owns."""
@@ -166,14 +176,13 @@ class Session:
         quiet = self.quiet
         prev, quiet.active = quiet.active, True  # (not the context manager: this runs several times a step)
         try:
-            for check in list(handlers):
+            for check, handler in list(handlers):
                 try:
-                    getattr(check, method)(*args)
+                    handler(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
                     for table in (self._handlers, self._every_step):
-                        for hs in table.values():
-                            if check in hs:
-                                hs.remove(check)
+                        for name, hs in table.items():
+                            table[name] = [(c, h) for c, h in hs if c is not check]
                     self.internal_errors.append(f"{check.id}.{method}: {type(e).__name__}: {e}")
                     if self.debug:
                         raise
@@ -361,7 +370,7 @@ class Session:
             started = time.perf_counter()
             batch = fn(it)  # StopIteration passes through
             if not session.quiet.active:
-                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _where()))
+                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _where(), it))
             return batch
 
         return __next__

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -18,7 +17,6 @@ from typing import Any
 
 import torch
 
-from trainwell.doctor import session as session_module
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import BatchEvent
 
@@ -41,17 +39,6 @@ class _Stream:
     new: int = 0  # intervals added since the last judgement
     num_workers: int = -1
     pin_memory: bool = False
-
-
-def _loader_iterator() -> Any:
-    """The DataLoader iterator whose ``next()`` produced this batch, from the doctor's own wrapper frame."""
-    frame = sys._getframe(1)
-    target = session_module.__file__
-    while frame is not None:
-        if frame.f_code.co_name == "__next__" and frame.f_code.co_filename == target:
-            return frame.f_locals.get("it")
-        frame = frame.f_back
-    return None
 
 
 def _batch_size(batch: Any) -> int:
@@ -104,7 +91,7 @@ class DataLoaderBottleneck(Check):
         if self.reported:
             return
         now = time.perf_counter()
-        it = _loader_iterator()
+        it = ev.iterator
         key = (ev.where, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
         s = self.streams.get(key)
         if s is None:
@@ -121,7 +108,7 @@ class DataLoaderBottleneck(Check):
         if it is not None:
             s.num_workers = int(getattr(it, "_num_workers", -1))
             s.pin_memory = bool(getattr(it, "_pin_memory", False))
-        if len(s.intervals) >= WINDOW and s.new >= 5:
+        if len(s.intervals) >= WINDOW and s.new >= 10:
             s.new = 0
             self._judge(s, ev)
 

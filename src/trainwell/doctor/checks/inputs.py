@@ -7,6 +7,8 @@ model's own computation (no ``grad_fn``).
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,10 +33,6 @@ def tensors(obj: Any, depth: int = 0) -> Iterator[torch.Tensor]:
     elif depth < 2 and isinstance(obj, dict):
         for item in obj.values():
             yield from tensors(item, depth + 1)
-
-
-def has_parameters(module: nn.Module) -> bool:
-    return next(module.parameters(), None) is not None
 
 
 def is_data(x: torch.Tensor) -> bool:
@@ -66,11 +64,13 @@ class NonfiniteInput(Check):
     }
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if self.reported or not has_parameters(ev.module):
+        if self.reported or not self.session.has_parameters(ev.module):
             return
         for x in tensors(ev.inputs):
-            if not is_data(x) or bool(torch.isfinite(x).all()):
-                continue  # one reduction per batch: the common case ends here
+            # One reduction per batch, no temporary: a NaN or inf anywhere makes the sum non-finite
+            # (a sum that overflows is double-checked below).
+            if not is_data(x) or math.isfinite(float(x.detach().sum())) or bool(torch.isfinite(x).all()):
+                continue
             bad = ~torch.isfinite(x)
             nan, count = int(torch.isnan(x).sum()), int(bad.sum())
             # A model may neutralize them on purpose (an additive 0 / -inf attention mask, NaN
@@ -122,7 +122,7 @@ class UnnormalizedInput(Check):
     @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         # leaf_calls is filled on sampled steps only, which keeps this cheap.
-        if self.reported or self.checked >= self.LOOK or not ev.leaf_calls or not has_parameters(ev.module):
+        if self.reported or self.checked >= self.LOOK or not ev.leaf_calls or not self.session.has_parameters(ev.module):
             return
         first, x, _ = ev.leaf_calls[0]
         if isinstance(first, _NORM_LAYERS):

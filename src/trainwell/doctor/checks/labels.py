@@ -66,7 +66,7 @@ class LabelsOffByOne(Check):
         self.token_batch: int | None = None  # batch size of the last token-id input (sequence models)
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if next(ev.module.parameters(), None) is None:
+        if not self.session.has_parameters(ev.module):
             return  # a loss module or a transform, not the model
         x = ev.inputs[0] if ev.inputs and isinstance(ev.inputs[0], torch.Tensor) else None
         seq = x is not None and not x.is_floating_point() and x.dtype != torch.bool and x.ndim >= 2

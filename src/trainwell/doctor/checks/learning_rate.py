@@ -86,7 +86,7 @@ class LrTooHigh(Check):
         # The model's input; loss modules (no parameters) get the model's output, which may be inf.
         if self.session.step > self.MAX_STEPS or not (ev.grad_enabled and ev.inputs):
             return
-        if next(ev.module.parameters(), None) is not None:
+        if self.session.has_parameters(ev.module):
             self.last_input = ev.inputs[0]
 
     def on_loss(self, ev: LossEvent) -> None:

@@ -122,7 +122,7 @@ class EvalModeMissing(Check):
         if self.reported:
             return
         model = ev.module
-        if next(model.parameters(), None) is None:
+        if not self.session.has_parameters(model):
             return  # loss modules, metrics
         self._track_feeding(model, ev)
         # model.eval() was called on the root: whatever was switched back on (MC dropout) is deliberate.

@@ -7,7 +7,7 @@ and intended accumulation (clear every k steps, step every k backwards) stays qu
 
 from __future__ import annotations
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_is_clear, watched_optimizer_params
 from trainwell.doctor.events import BackwardEvent, StepEvent
 
@@ -77,12 +77,15 @@ class ZeroGradMisplaced(Check):
         self.streak = 0
         self.first_where: str | None = None
 
+    # The mistake is in the loop's order, so it shows on every step: sampled steps are enough.
+    @sampled_only
     def on_backward(self, ev: BackwardEvent) -> None:
         # Only gradients that backward() really wrote can be "cleared too early"; a model
         # rebuilt after its optimizer was made never fills them (that is params-not-in-optimizer).
         self.filled = {id(opt) for opt in self.session.optimizers
                        if any(not grad_is_clear(p) for p in watched_optimizer_params(opt))}
 
+    @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
         if id(ev.optimizer) not in self.filled:
             return  # no fresh gradients to lose (a step without backward, an unused optimizer)
