@@ -9,7 +9,7 @@ import torch
 from trainwell.config import ModelConfig
 from trainwell.data.loading import EpochLoader
 from trainwell.data.text_batch import BucketBatchSampler, TextData, pad_batch, text_loader_options
-from trainwell.data.tokenize import char_tokens, get_tokenizer, word_tokens
+from trainwell.data.tokenize import char_tokens, get_tokenizer, truncate, word_tokens
 from trainwell.data.vocab import PAD_ID, UNK_ID, Vocab
 from trainwell.models.rnn import RNNClassifier
 
@@ -95,7 +95,7 @@ def test_epoch_loader_with_text_options_yields_padded_batches_in_a_resumable_ord
 
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
-@pytest.mark.parametrize("pooling", ["last", "mean", "max"])
+@pytest.mark.parametrize("pooling", ["last", "mean", "max", "attention", "last_max"])
 @pytest.mark.parametrize("bidirectional", [True, False])
 def test_padding_never_changes_a_prediction(kind: str, pooling: str, bidirectional: bool) -> None:
     torch.manual_seed(0)
@@ -133,3 +133,33 @@ def test_training_gives_every_parameter_a_gradient() -> None:
     for name, p in model.named_parameters():
         assert p.grad is not None and torch.isfinite(p.grad).all(), name
     assert model.embed.weight.grad[PAD_ID].abs().sum() == 0  # padding_idx=0: the pad row never learns
+
+
+@pytest.mark.parametrize("pooling", ["attention", "last_max"])
+def test_attention_and_last_max_pooling_train_every_parameter(pooling: str) -> None:
+    model = RNNClassifier(20, 2, embed_dim=4, hidden_size=3, pooling=pooling)  # type: ignore[arg-type]
+    assert model.head.in_features == (12 if pooling == "last_max" else 6)
+    (tokens, lengths), labels = pad_batch(_items(3, 5, 1, 4))
+    torch.nn.functional.cross_entropy(model(tokens, lengths), labels).backward()
+    for name, p in model.named_parameters():
+        assert p.grad is not None and torch.isfinite(p.grad).all(), name
+
+
+@pytest.mark.parametrize("pooling", ["last", "mean", "max", "attention", "last_max"])
+def test_steps_past_the_length_get_zero_weight_whatever_they_hold(pooling: str) -> None:
+    """Past ``lengths`` a batch may hold anything: no pooling reads it (attention weight 0 there)."""
+    torch.manual_seed(0)
+    model = RNNClassifier(20, 2, embed_dim=4, hidden_size=3, pooling=pooling).eval()  # type: ignore[arg-type]
+    clean = model(torch.tensor([[3, 4, 5, 0, 0]]), torch.tensor([3]))
+    junk = model(torch.tensor([[3, 4, 5, 17, 9]]), torch.tensor([3]))
+    torch.testing.assert_close(junk, clean, rtol=1e-5, atol=1e-6)
+
+
+def test_truncate_keeps_head_tail_or_both_ends() -> None:
+    tokens = list("abcdefghij")
+    assert truncate(tokens, 4) == list("abcd")
+    assert truncate(tokens, 4, "tail") == list("ghij")
+    assert truncate(tokens, 4, "head+tail") == list("abij")
+    assert truncate(tokens, 5, "head+tail", head_fraction=0.2) == list("aghij")
+    assert truncate(tokens, 5, "head+tail", head_fraction=1.0) == list("abcde")
+    assert truncate(tokens, 20, "head+tail") == tokens  # short texts are untouched

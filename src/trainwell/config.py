@@ -64,7 +64,9 @@ class ModelConfig(_Section):
     hidden_size: int = Field(128, ge=1)  # recurrent units per direction
     layers: int = Field(1, ge=1, le=8)
     bidirectional: bool = True
-    pooling: Literal["last", "mean", "max"] = "mean"  # last: final hidden state; mean / max: over real tokens only
+    # last: final hidden state; mean / max / attention (learned query, softmax): over real tokens only;
+    # last_max: last and max concatenated
+    pooling: Literal["last", "mean", "max", "attention", "last_max"] = "mean"
     embed_dropout: float = Field(0.0, ge=0, lt=1)  # lstm / gru: drop whole tokens' embeddings while training
 
     @field_validator("channels", "hidden")
@@ -83,6 +85,8 @@ class TextConfig(_Section):
     min_freq: int = Field(2, ge=1)  # rarer tokens become <unk>
     max_size: int | None = Field(50_000, ge=2)  # vocabulary size cap (with <pad> and <unk>)
     max_len: int = Field(200, ge=1)  # truncate longer texts to this many tokens
+    truncate: Literal["head", "tail", "head+tail"] = "head"  # keep the first, the last, or both ends' tokens
+    head_fraction: float = Field(0.5, ge=0, le=1)  # head+tail: share of max_len taken from the start
     bucket: bool = True  # group texts of similar length into batches (less padding, faster)
 
 

