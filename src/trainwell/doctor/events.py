@@ -19,6 +19,7 @@ class ForwardEvent:
     grad_enabled: bool
     where: str | None
     leaf_calls: list[tuple[nn.Module, Any, Any]] = field(default_factory=list)  # (module, input, output) in order
+    functional_relus: list[Any] = field(default_factory=list)  # outputs of F.relu / torch.relu calls, in order
 
 
 @dataclass

@@ -121,6 +121,8 @@ class Session:
         self.in_backward = False
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
+        self._relus: list[Any] | None = None  # outputs of functional relu calls inside a sampled forward
+        self._relu_functions = {(F, "relu"): F.relu, (torch, "relu"): torch.relu}
         self._undo: list[Callable[[], None]] = []
         self._has_params: weakref.WeakKeyDictionary[nn.Module, bool] = weakref.WeakKeyDictionary()
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
@@ -233,10 +235,27 @@ class Session:
         if on and not self._global_hooks:
             self._global_hooks = [module_hooks.register_module_forward_pre_hook(self._forward_pre),
                                   module_hooks.register_module_forward_hook(self._forward_post)]
+            for (owner, name), fn in self._relu_functions.items():  # F.relu inside forward(): dead-relu sees it too
+                setattr(owner, name, self._wrap_relu(fn))
         elif not on and self._global_hooks:
             for h in self._global_hooks:
                 h.remove()
             self._global_hooks = []
+            for (owner, name), fn in self._relu_functions.items():
+                setattr(owner, name, fn)
+
+    def _wrap_relu(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        session = self
+
+        def relu(*args: Any, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            if session._relus is not None and session._stack and not session.quiet.active:
+                session._relus.append(out)
+            return out
+
+        relu.__wrapped__ = fn  # type: ignore[attr-defined]
+        relu.__doc__ = fn.__doc__
+        return relu
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
@@ -275,6 +294,7 @@ class Session:
         if not self._stack:
             self._root_where = _where()
             self._leaves = [] if self.sampled or module not in self.models else None
+            self._relus = [] if self._leaves is not None else None
         self._stack.append(module)
 
     @_safe
@@ -290,8 +310,9 @@ class Session:
             self.models.add(module)
             self._watch_model(module)
             leaves, self._leaves = self._leaves, None
+            relus, self._relus = self._relus, None
             self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
-                                                      self._root_where, leaves or []))
+                                                      self._root_where, leaves or [], relus or []))
 
     @_safe
     def _model_pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:

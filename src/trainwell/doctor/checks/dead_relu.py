@@ -85,7 +85,7 @@ class DeadRelu(Check):
                 return  # a frozen teacher, or before any step: not this run's training
             self.trained.add(id(model))
         step = self.session.step
-        relus = [out for module, _, out in ev.leaf_calls if isinstance(module, nn.ReLU)]
+        relus = [out for module, _, out in ev.leaf_calls if isinstance(module, nn.ReLU)] + ev.functional_relus
         for i, out in enumerate(relus):
             measured = dead_share(out)
             if measured is None:
