@@ -13,4 +13,4 @@ for epoch in range(15):
         loss.backward()
         return loss
     loss = opt.step(closure)
-print("loss", float(loss))
+print("loss", loss.item())
