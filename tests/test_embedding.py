@@ -197,12 +197,17 @@ def _write_faces(root: Path, counts: dict[str, int]) -> None:
             Image.fromarray(rng.integers(0, 255, (12, 12), dtype=np.uint8)).save(root / person / f"{i}.png")
 
 
-def test_image_folder_skips_single_image_identities_and_counts_them(tmp_path: Path) -> None:
+def test_single_image_identities_are_an_error_or_skipped_and_counted(tmp_path: Path) -> None:
+    from trainwell._errors import DataError
     from trainwell.config import resolve
     from trainwell.tasks import get_task
 
     _write_faces(tmp_path, {"ann": 6, "bob": 6, "cid": 6, "dan": 1, "eve": 6})
     sets = [f"data.name=image-folder:{tmp_path}", "task=embedding", "embedding.protocol=open"]
+    with pytest.raises(DataError, match=r"1 identity has a single image \('dan'\)") as e:
+        get_task("embedding").build_data(resolve(sets=sets))
+    assert "data.skip_bad=true" in str(e.value)
+    sets.append("data.skip_bad=true")
     bundle = get_task("embedding").build_data(resolve(sets=sets))
     assert bundle.info["skipped_identities"] == 1 and bundle.info["skipped_identity_names"] == ["dan"]
     assert any("skipped 1 identity with a single image (dan)" in n for n in bundle.info["notes"])
@@ -217,7 +222,7 @@ def test_fewer_than_two_identities_is_a_clear_error(tmp_path: Path) -> None:
     from trainwell.tasks import get_task
 
     _write_faces(tmp_path, {"ann": 5, "bob": 1})
-    config = resolve(sets=[f"data.name=image-folder:{tmp_path}", "task=embedding"])
+    config = resolve(sets=[f"data.name=image-folder:{tmp_path}", "task=embedding", "data.skip_bad=true"])
     with pytest.raises(DataError, match="only 1 identity has two or more images"):
         get_task("embedding").build_data(config)
 

@@ -7,8 +7,9 @@
   both the per-epoch ``val_auc`` that picks best.pt and the test figures are measured on people
   the model has never seen, and the test images are never used to choose anything.
 
-Identities with a single image cannot form a same-identity pair and are skipped (counted in
-``info["skipped_identities"]`` and named in the run output). Labels are renumbered so training
+Identities with a single image cannot form a same-identity pair: that is an error naming them,
+or, with ``data.skip_bad``, they are skipped (counted in ``info["skipped_identities"]`` and named
+in the run output). Labels are renumbered so training
 identities are ``0..K-1`` (the class centres of a margin loss) and held-out ones come after.
 """
 
@@ -72,6 +73,12 @@ def identity_bundle(base: DataBundle, emb: EmbeddingConfig, data: DataConfig) ->
     single = [names[i] for i in np.flatnonzero(counts == 1)]
     usable = [i for i in range(len(names)) if counts[i] >= 2]
     where = base.info.get("source", data.name)
+    if single and not data.skip_bad:
+        shown = ", ".join(repr(n) for n in single[:5]) + (f" and {len(single) - 5} more" if len(single) > 5 else "")
+        raise DataError(f"{where}: {len(single)} identit{'y has' if len(single) == 1 else 'ies have'} a single image "
+                        f"({shown}); an identity needs two images to form a same-identity pair.",
+                        fix="add a second image of each, move those folders out, or leave them out of this run "
+                            "with --set data.skip_bad=true")
     if len(usable) < 2:
         raise DataError(f"{where}: only {len(usable)} identit{'y has' if len(usable) == 1 else 'ies have'} two or more "
                         "images; verification needs at least 2 (same-identity pairs need two images of one person, "
