@@ -138,7 +138,7 @@ class SlowNet(nn.Module):
 def test_kill_9_mid_epoch_then_resume_equals_uninterrupted_run_bitwise(tmp_path: Path) -> None:
     (tmp_path / "slownet.py").write_text(SLOW_MODEL)
     # mnist-5k's recipe brings random affine augmentation and a one-cycle schedule: both must resume exactly.
-    args = ["--model", "slownet:SlowNet", "--set", "data.limit=400", "--batch-size", "32", "--epochs", "2",
+    args = ["--model", "slownet:SlowNet", "--set", "data.limit=800", "--batch-size", "32", "--epochs", "2",
             "--checkpoint-every", "3", "--no-progress"]
     assert main_in(tmp_path, "train", "--out", "full", *args) == 0
 
@@ -153,7 +153,8 @@ def test_kill_9_mid_epoch_then_resume_equals_uninterrupted_run_bitwise(tmp_path:
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "training finished before it could be killed"
     state = torch.load(last, weights_only=True)["state"]
-    assert state["batch_in_epoch"] > 0 and state["epoch"] == 0, "the kill should land mid-epoch"
+    # Mid-epoch in either epoch (a loaded machine can be slow to send the signal).
+    assert state["batch_in_epoch"] > 0, "the kill should land mid-epoch"
     assert not (tmp_path / "killed/summary.json").exists()
 
     assert main_in(tmp_path, "train", "--resume", "killed") == 0
