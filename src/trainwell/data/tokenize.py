@@ -10,14 +10,12 @@ segments runs of CJK characters with jieba (imported on first use, its log lines
 
 from __future__ import annotations
 
-import importlib
 import re
-import sys
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
 
 from trainwell._errors import ConfigError
+from trainwell._imports import import_module_of
 
 Tokenizer = Callable[[str], list[str]]
 
@@ -86,17 +84,11 @@ def get_tokenizer(spec: str) -> Tokenizer:
         return char_tokens
     if spec == "word":
         return word_tokens
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
+    if ":" not in spec:
         raise ConfigError(f"text.tokenizer {spec!r} is not char, word or package.module:function.",
                           fix="e.g. --set text.tokenizer=char, or --set text.tokenizer=mytok:split")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ConfigError(f"Cannot import {module_name!r} for text.tokenizer={spec}: {e}.",
-                          fix="run from the folder that holds the module, or install its package") from None
+    module, attr = import_module_of(spec, "text.tokenizer", "mytok:split", "package.module:function")
+    module_name = module.__name__
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ConfigError(f"{module_name!r} has no function {attr!r} for text.tokenizer={spec}.")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
-from pathlib import Path
 from typing import Any
 
 from torch import nn
 
 from trainwell._errors import TrainwellError
+from trainwell._imports import import_module_of
 
 
 def load_user_model(spec: str, input_shape: tuple[int, ...], num_classes: int, kwargs: dict[str, Any]) -> nn.Module:
@@ -19,16 +17,8 @@ def load_user_model(spec: str, input_shape: tuple[int, ...], num_classes: int, k
     Arguments named ``input_shape`` or ``num_classes`` in its constructor are filled in;
     ``model.kwargs`` supplies the rest.
     """
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise TrainwellError(f"Model {spec!r} is not package.module:Class.", fix="e.g. --model mymodels:Net")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise TrainwellError(f"Cannot import {module_name!r} for --model {spec}: {e}.",
-                             fix="run from the folder that holds the module, or install its package") from None
+    module, attr = import_module_of(spec, "--model", "mymodels:Net", "package.module:Class")
+    module_name = module.__name__
     cls = getattr(module, attr, None)
     if cls is None:
         names = [n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, nn.Module)]
