@@ -66,7 +66,8 @@ def lstm(config: Any) -> dict[str, Any]:
     return {"model": f"trainwell {m.name}", "val_accuracy": s["val_accuracy"], "test_accuracy": s["test_accuracy"],
             "seconds": s["train_seconds"], "wall_seconds": wall,
             "detail": f"{config.text.tokenizer} tokens, {'bi' if m.bidirectional else ''}{m.name} {m.hidden_size}, "
-                      f"{m.pooling} pooling, {config.text.truncate} truncation, best epoch {s['best_epoch']}/{s['epochs']}"}
+                      f"{m.pooling} pooling, {config.text.truncate} truncation, embedding init {config.text.pretrain}, "
+                      f"ema {config.train.ema}, best epoch {s['best_epoch']}/{s['epochs']}"}
 
 
 def main() -> None:

@@ -3,6 +3,8 @@ changes a prediction (lstm and gru, every pooling)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -163,3 +165,105 @@ def test_truncate_keeps_head_tail_or_both_ends() -> None:
     assert truncate(tokens, 5, "head+tail", head_fraction=0.2) == list("aghij")
     assert truncate(tokens, 5, "head+tail", head_fraction=1.0) == list("abcde")
     assert truncate(tokens, 20, "head+tail") == tokens  # short texts are untouched
+
+
+def _ppmi_texts() -> list[torch.Tensor]:
+    """Two 'topics' (ids 2-5 and 6-9) that never share a text, plus a rare token (10) and <unk> (1)."""
+    g = torch.Generator().manual_seed(0)
+    texts = [torch.randint(2, 6, (12,), generator=g) for _ in range(30)]
+    texts += [torch.randint(6, 10, (12,), generator=g) for _ in range(30)]
+    return [*texts, torch.tensor([10, 1, 2])]
+
+
+def test_ppmi_embeddings_are_deterministic_shaped_by_the_vocabulary_with_a_zero_pad_row() -> None:
+    from trainwell.data.embeddings_ppmi import cooccurrence, ppmi_embeddings
+
+    texts = _ppmi_texts()
+    vectors = ppmi_embeddings(texts, 12, 6)
+    assert vectors.shape == (12, 6) and vectors.dtype == torch.float32
+    assert torch.equal(vectors, ppmi_embeddings(texts, 12, 6))  # same input, same vectors
+    assert vectors[PAD_ID].abs().sum() == 0
+    assert vectors[11].abs().sum() == 0  # never seen in training: no vector
+    assert torch.isfinite(vectors).all() and abs(float(vectors[1:].std(unbiased=False)) - 1) < 1e-4
+    counts = cooccurrence(texts, 12, window=2)
+    assert (counts != counts.T).nnz == 0 and counts[0].nnz == 0  # symmetric; pad never counted
+    unit = torch.nn.functional.normalize(vectors[2:10], dim=1)
+    sims = unit @ unit.T  # words of the same topic are closer than words of different topics
+    assert sims[:4, :4].mean() > sims[:4, 4:].mean() and sims[4:, 4:].mean() > sims[4:, :4].mean()
+    wide = ppmi_embeddings(texts, 12, 20)  # more dimensions than the matrix rank: the rest are zero
+    assert wide.shape == (12, 20) and wide[PAD_ID].abs().sum() == 0
+
+
+def test_text_pretrain_ppmi_initialises_the_embedding_and_padding_still_never_changes_a_prediction() -> None:
+    from types import SimpleNamespace
+
+    from trainwell.config import Config
+    from trainwell.data.embeddings_ppmi import ppmi_embeddings
+    from trainwell.tasks.text import init_ppmi_embedding
+
+    config = Config.model_validate({"task": "text", "text": {"pretrain": "ppmi"}})
+    texts = _ppmi_texts()
+    bundle = SimpleNamespace(train=TextData(texts, torch.zeros(len(texts), dtype=torch.long)))
+    model = RNNClassifier(12, 2, embed_dim=6, hidden_size=4, pooling="last_max").eval()
+    init_ppmi_embedding(model, bundle, config)  # type: ignore[arg-type]
+    torch.testing.assert_close(model.embed.weight.detach(), ppmi_embeddings(texts, 12, 6))
+    text = torch.tensor([3, 7, 10])
+    alone = model(text[None], torch.tensor([3]))
+    (tokens, lengths), _ = pad_batch([(s, torch.tensor(0)) for s in [torch.tensor([2, 3, 4, 5, 6, 7]), text]])
+    torch.testing.assert_close(model(tokens, lengths)[1], alone[0], rtol=1e-5, atol=1e-6)
+    (tokens, lengths), labels = pad_batch(_items(3, 5, 1))
+    torch.nn.functional.cross_entropy(model.train()(tokens, lengths), labels).backward()
+    assert model.embed.weight.grad is not None and model.embed.weight.grad[PAD_ID].abs().sum() == 0  # fine-tuned
+
+
+def _ema_trainer(folder: Any, *, stop_at: int | None = None) -> Any:
+    """A tiny lstm with ``train.ema`` on random token data; checkpoints every 3 steps; optionally stops early."""
+    from trainwell.engine.callbacks import Callback
+    from trainwell.engine.checkpointing import Checkpointer
+    from trainwell.engine.ema import EmaTrainer
+    from trainwell.engine.seed import seed_everything
+    from trainwell.engine.trainer import StopTraining
+
+    class Stop(Callback):
+        def on_train_batch_end(self, trainer: Any, loss: float) -> None:
+            if stop_at is not None and trainer.state.step == stop_at:
+                raise StopTraining
+
+    seed_everything(0)
+    g = torch.Generator().manual_seed(0)
+    data = TextData([torch.randint(2, 30, (int(n),), generator=g) for n in torch.randint(1, 9, (80,), generator=g)],
+                    torch.randint(0, 2, (80,), generator=g))
+    loader = EpochLoader(data, batch_size=16, shuffle=True, seed=0,
+                         **text_loader_options(data, 16, shuffle=True, seed=0, bucket=True))
+    val = EpochLoader(data, batch_size=64, shuffle=False, seed=0,
+                      **text_loader_options(data, 64, shuffle=False, seed=0, bucket=True))
+    model = RNNClassifier(30, 2, embed_dim=6, hidden_size=4, pooling="last_max", dropout=0.3)
+    return EmaTrainer(model, torch.nn.CrossEntropyLoss(), torch.optim.Adam(model.parameters(), 1e-2), loader,
+                      val_loader=val, epochs=2, ema=0.9, monitor="val_accuracy",
+                      callbacks=[Checkpointer(folder, every_steps=3), Stop()])
+
+
+def test_ema_validates_and_saves_the_average_and_resumes_exactly(tmp_path: Any) -> None:
+    from trainwell.engine.checkpoint import load_checkpoint
+
+    full = _ema_trainer(tmp_path / "full")
+    full.fit()
+    ckpt = load_checkpoint(tmp_path / "full" / "last.pt")
+    trained = full.model.state_dict()
+    for name, avg in full.shadow.items():  # model: the average; train_model: the weights as trained
+        assert torch.equal(ckpt["model"][name], avg) and torch.equal(ckpt["train_model"][name], trained[name])
+    assert any(not torch.equal(full.shadow[k], trained[k]) for k in trained)
+    full.swap()
+    assert full.evaluate(full.val_loader)["accuracy"] == full.state.history[-1]["val_accuracy"]  # validated on it
+    full.swap()
+
+    stopped = _ema_trainer(tmp_path / "cut", stop_at=7)  # last.pt holds step 6: mid-epoch 1 (5 batches an epoch)
+    stopped.fit()
+    resumed = _ema_trainer(tmp_path / "cut")
+    resumed.load_state_dict(load_checkpoint(tmp_path / "cut" / "last.pt"))
+    assert resumed.state.step == 6
+    resumed.fit()
+    end = load_checkpoint(tmp_path / "cut" / "last.pt")
+    for key in ("model", "train_model"):
+        assert all(torch.equal(end[key][k], ckpt[key][k]) for k in ckpt[key]), key
+    assert [r["val_accuracy"] for r in resumed.state.history] == [r["val_accuracy"] for r in full.state.history]

@@ -88,6 +88,7 @@ class TextConfig(_Section):
     truncate: Literal["head", "tail", "head+tail"] = "head"  # keep the first, the last, or both ends' tokens
     head_fraction: float = Field(0.5, ge=0, le=1)  # head+tail: share of max_len taken from the start
     bucket: bool = True  # group texts of similar length into batches (less padding, faster)
+    pretrain: Literal["none", "ppmi"] = "none"  # ppmi: start the embedding from PPMI + SVD vectors of the training texts
 
 
 class EmbeddingConfig(_Section):
@@ -116,6 +117,7 @@ class TrainConfig(_Section):
     grad_clip: float | None = Field(None, gt=0)  # max global gradient norm
     checkpoint_every: int | None = Field(None, ge=1)  # also save last.pt every N steps (exact mid-epoch resume)
     monitor: Literal["val_loss", "val_accuracy", "val_auc"] = "val_loss"  # what picks best.pt
+    ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
     log_every: int = Field(10, ge=1)  # steps between TensorBoard points
 
 

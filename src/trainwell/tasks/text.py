@@ -37,7 +37,10 @@ class TextTask(Task):
     def build_model(self, config: Config, bundle: DataBundle) -> nn.Module:
         if self.vocab is None:
             raise RuntimeError("TextTask.build_data must run before build_model (the model needs the vocabulary)")
-        return build_text_model(config.model, len(self.vocab), bundle.num_classes)
+        model = build_text_model(config.model, len(self.vocab), bundle.num_classes)
+        if config.text.pretrain == "ppmi":
+            init_ppmi_embedding(model, bundle, config)
+        return model
 
     def transforms(self, config: Config, bundle: DataBundle) -> tuple[InputTransform | None, InputTransform | None]:
         return None, None  # token ids go to the model as they are
@@ -57,6 +60,22 @@ class TextTask(Task):
         return {**super().payload(config, bundle), "task": "text", "vocab": self.vocab.to_dict(),
                 "tokenizer": config.text.tokenizer, "max_len": config.text.max_len,
                 "truncate": config.text.truncate, "head_fraction": config.text.head_fraction}
+
+
+def init_ppmi_embedding(model: nn.Module, bundle: DataBundle, config: Config) -> None:
+    """``text.pretrain: ppmi``: copy PPMI + SVD vectors of the training split's token ids into ``model.embed``."""
+    import torch
+    from torch import nn
+
+    from trainwell.data.embeddings_ppmi import ppmi_embeddings
+
+    embed = getattr(model, "embed", None)
+    if not isinstance(embed, nn.Embedding):
+        raise ConfigError("text.pretrain=ppmi initialises the model's `embed` (an nn.Embedding); this model has none.",
+                          fix="--set text.pretrain=none, or give your model an `embed` attribute")
+    vectors = ppmi_embeddings(bundle.train.ids, embed.num_embeddings, embed.embedding_dim, seed=config.data.split_seed)
+    with torch.no_grad():
+        embed.weight.copy_(vectors)
 
 
 def build_text_model(cfg: ModelConfig, vocab_size: int, num_classes: int) -> nn.Module:
