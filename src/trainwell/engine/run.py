@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
 from trainwell.config import Config, save_yaml
 from trainwell.data import DataBundle
 from trainwell.data.loading import EpochLoader
