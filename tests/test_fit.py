@@ -67,3 +67,26 @@ def test_fit_rejects_bad_arguments() -> None:
         trainwell.fit(_model(), train, epochs=0, progress=False)
     with pytest.raises(ValueError, match="lr"):
         trainwell.fit(_model(), train, lr=0, progress=False)
+
+
+def test_fit_with_ema_validates_and_returns_the_averaged_weights(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    x, y = torch.randn(256, 8), torch.randint(0, 3, (256,))
+    data = TensorDataset(x[:200], y[:200]), TensorDataset(x[200:], y[200:])
+
+    def run(ema: float | None, out: str) -> trainwell.FitResult:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+        return trainwell.fit(model, *data, epochs=3, lr=1e-2, progress=False, device="cpu", ema=ema,
+                             out=tmp_path / out)
+
+    plain, averaged = run(None, "plain"), run(0.9, "ema")
+    # Same training steps, so the trained weights agree; the averaged ones lag behind them.
+    ckpt = torch.load(averaged.run_dir / "checkpoints" / "last.pt", weights_only=True)
+    trained = plain.model.state_dict()
+    assert all(torch.equal(ckpt["train_model"][k], trained[k]) for k in trained)
+    assert all(torch.equal(ckpt["model"][k], v) for k, v in averaged.model.state_dict().items())
+    assert not all(torch.equal(ckpt["model"][k], trained[k]) for k in trained)
+    assert averaged.history[-1]["val_loss"] != plain.history[-1]["val_loss"]
+    with pytest.raises(ValueError, match="ema"):
+        trainwell.fit(nn.Linear(8, 3), data[0], ema=1.5, progress=False)

@@ -52,7 +52,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         optimizer: str | torch.optim.Optimizer = "adam", batch_size: int = 64, seed: int = 0,
         out: str | Path | None = None, progress: bool = True, device: str = "auto",
         scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
-        callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str = "val_loss") -> FitResult:
+        callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str = "val_loss",
+        ema: float | None = None) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -66,11 +67,15 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``doctor=True`` runs the doctor's checks while training (findings are printed, kept in
     ``result.findings`` and, with ``out``, in doctor.json). ``monitor`` is the logged value that picks
     the best epoch and ``best.pt`` (e.g. ``"val_accuracy_digit"`` for one head of a multi-task model;
-    accuracies and AUCs are maximized, everything else minimized).
+    accuracies and AUCs are maximized, everything else minimized). ``ema`` (e.g. ``0.998``) keeps an
+    exponential moving average of the weights, validates and checkpoints it, and returns the model
+    holding the averaged weights.
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
     """
+    if ema is not None and not 0 < ema < 1:
+        raise ValueError(f"ema must be a decay between 0 and 1 (e.g. 0.998), got {ema}")
     if not monitor.startswith(("val_", "train_")):
         raise ValueError(f"monitor must name a logged value such as 'val_loss' or 'val_accuracy', got {monitor!r}")
     if epochs < 1:
@@ -113,10 +118,19 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         cbs.append(doctor_cb)
     task_names = getattr(loss_fn, "task_names", None)  # a multi-task loss names the heads
     metric = partial(Accuracy, names=task_names) if task_names else Accuracy
-    trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs,
-                      device=dev, scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed,
-                      callbacks=cbs, metric=metric, monitor=monitor)
-    state = trainer.fit()
+    options: dict[str, Any] = {"val_loader": val_loader, "epochs": epochs, "device": dev, "scheduler": sched,
+                               "scheduler_interval": interval, "grad_clip": grad_clip, "seed": seed,
+                               "callbacks": cbs, "metric": metric, "monitor": monitor}
+    if ema is not None:
+        from trainwell.engine.ema import EmaTrainer
+
+        averaged = EmaTrainer(model, loss_fn, opt, train_loader, ema=ema, **options)
+        state = averaged.fit()
+        averaged.swap()  # the model returned is the averaged one: the weights that were validated
+        trainer: Trainer = averaged
+    else:
+        trainer = Trainer(model, loss_fn, opt, train_loader, **options)
+        state = trainer.fit()
     summary: dict[str, Any] = {}
     if run_dir is not None:
         from trainwell.engine.run import finish_run
@@ -146,7 +160,7 @@ def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any,
 
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
-    keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip")
+    keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema")
     cfg = {k: scope[k] for k in keys}
     cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
     cfg["model"] = type(scope["model"]).__name__
