@@ -115,7 +115,11 @@ def _print_config(console: Any, config: Any) -> None:
 
     # Sections as blocks, lists on one line: short enough to read at a glance.
     Dumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
-    text = yaml.dump(config.to_dict(), Dumper=Dumper, sort_keys=False, allow_unicode=True, width=200)
+    shown = config.to_dict()
+    for section in ("text", "embedding"):  # another task's settings are saved in config.yaml, not shown
+        if config.task != section:
+            shown.pop(section, None)
+    text = yaml.dump(shown, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=200)
     console.print("[bold]Resolved config[/] (saved as config.yaml):", highlight=False)
     console.print(text.rstrip(), highlight=False, markup=False, soft_wrap=True)
 
