@@ -187,6 +187,25 @@ def test_open_protocol_rejects_unknown_or_too_few_held_out_identities() -> None:
         _digits(protocol="open", open_classes=["7"])
 
 
+# --------------------------------------------------------------------------- model
+
+
+def test_avg_pool_feeds_one_value_per_channel_to_the_embedding_layer() -> None:
+    from trainwell._errors import TrainwellError
+    from trainwell.config import ModelConfig
+    from trainwell.models.embedding import build_embedding_model
+
+    cnn = ModelConfig(name="cnn", channels=[8, 16], batch_norm=True)
+    flat = build_embedding_model(cnn, EmbeddingConfig(dim=32), (1, 28, 28))
+    pooled = build_embedding_model(cnn, EmbeddingConfig(dim=32, pool="avg"), (1, 28, 28))
+    assert flat.head[-1].in_features == 16 * 7 * 7
+    assert pooled.head[-1].in_features == 16  # the 7x7 map averaged to one value per channel
+    out = pooled.eval()(torch.randn(3, 1, 28, 28))
+    assert out.shape == (3, 32) and torch.allclose(out.norm(dim=1), torch.ones(3), atol=1e-5)
+    with pytest.raises(TrainwellError, match="cnn only"):
+        build_embedding_model(ModelConfig(name="mlp"), EmbeddingConfig(dim=32, pool="avg"), (1, 28, 28))
+
+
 def _write_faces(root: Path, counts: dict[str, int]) -> None:
     from PIL import Image
 

@@ -98,6 +98,7 @@ class EmbeddingConfig(_Section):
     loss: Literal["arcface", "triplet"] = "arcface"
     margin: float = Field(0.5, ge=0)  # arcface: additive angle margin (radians); triplet: distance margin
     scale: float = Field(30.0, gt=0)  # arcface: logit scale
+    pool: Literal["flatten", "avg"] = "flatten"  # cnn: flatten the last conv map, or global-average-pool it first
     protocol: Literal["closed", "open"] = "closed"  # closed: same identities held-out images; open: held-out identities
     open_classes: list[str] = Field(default_factory=list)  # open: identities kept out of training (default: the last 30 %)
     pairs: int = Field(3000, ge=10)  # verification pairs per split (half same, half different)

@@ -24,11 +24,14 @@ _DIGIT_RECIPE = {
 }
 
 # Task embedding: digits stand in for identities (offline). See docs/EMBEDDING.md for the figures.
+# Open-protocol tuning (docs/EMBEDDING.md): stronger affine augmentation, a smaller ArcFace margin and
+# scale, 64 dimensions and weight decay raised val_auc on held-out digits from 0.876 to 0.917 (seeds 0, 1).
 _DIGIT_EMBEDDING_RECIPE = {
-    "data": {"augment": "affine", "shift": 2, "rotate": 10, "zoom": 0.1},
+    "data": {"augment": "affine", "shift": 3, "rotate": 20, "zoom": 0.2},
     "model": {"name": "cnn", "channels": [32, 64, 128], "batch_norm": True, "dropout": 0.0},
-    "train": {"epochs": 10, "lr": 0.003, "optimizer": "adam", "scheduler": "onecycle", "monitor": "val_auc"},
-    "embedding": {"loss": "arcface", "margin": 0.3, "scale": 16.0},
+    "train": {"epochs": 10, "lr": 0.003, "optimizer": "adam", "scheduler": "onecycle", "monitor": "val_auc",
+              "weight_decay": 5e-4},
+    "embedding": {"loss": "arcface", "margin": 0.2, "scale": 10.0, "dim": 64},
 }
 
 

@@ -1,7 +1,9 @@
 """The embedding model: a backbone -> linear -> L2-normalized vector (task ``embedding``).
 
 With the built-in ``cnn`` the backbone is exactly the classifier's conv blocks
-(:func:`~trainwell.models.cnn.conv_features`), without its classification head. Any other
+(:func:`~trainwell.models.cnn.conv_features`), without its classification head; with
+``embedding.pool=avg`` its last feature map is averaged over height and width first, so the
+embedding layer sees one value per channel. Any other
 registered model (or ``package.module:Class``) is built with ``embedding.dim`` outputs and
 its output is used as the pre-normalization embedding.
 """
@@ -65,7 +67,13 @@ def build_embedding_model(model_cfg: ModelConfig, emb_cfg: EmbeddingConfig,
                 f"{tuple(input_shape)}.", fix="use image data: --data mnist-5k, image-folder:DIR, lfw or olivetti-faces")
         backbone, flat = conv_features(tuple(input_shape), model_cfg.channels, batch_norm=model_cfg.batch_norm,
                                        act=model_cfg.activation)
+        if emb_cfg.pool == "avg":  # one value per channel: (B, C, H, W) -> (B, C, 1, 1)
+            backbone = nn.Sequential(backbone, nn.AdaptiveAvgPool2d(1))
+            flat = model_cfg.channels[-1] if model_cfg.channels else input_shape[0]
         return EmbeddingNet(backbone, flat, emb_cfg.dim, dropout=model_cfg.dropout)
+    if emb_cfg.pool != "flatten":
+        raise TrainwellError(f"embedding.pool={emb_cfg.pool} applies to the built-in cnn only; model {model_cfg.name!r} "
+                             "gives its own output as the embedding.", fix="drop embedding.pool, or use --set model.name=cnn")
     from trainwell.models import build_model
 
     return NormalizedOutput(build_model(model_cfg, tuple(input_shape), emb_cfg.dim), emb_cfg.dim)
