@@ -122,7 +122,9 @@ class Session:
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
         self._relus: list[Any] | None = None  # outputs of functional relu calls inside a sampled forward
-        self._relu_functions = {(F, "relu"): F.relu, (torch, "relu"): torch.relu}
+        # F.relu / torch.relu and their watched versions, swapped in on sampled steps (made once, not per toggle).
+        self._relu_functions = {(F, "relu"): (F.relu, self._wrap_relu(F.relu)),
+                                (torch, "relu"): (torch.relu, self._wrap_relu(torch.relu))}
         self._undo: list[Callable[[], None]] = []
         self._has_params: weakref.WeakKeyDictionary[nn.Module, bool] = weakref.WeakKeyDictionary()
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
@@ -235,21 +237,21 @@ class Session:
         if on and not self._global_hooks:
             self._global_hooks = [module_hooks.register_module_forward_pre_hook(self._forward_pre),
                                   module_hooks.register_module_forward_hook(self._forward_post)]
-            for (owner, name), fn in self._relu_functions.items():  # F.relu inside forward(): dead-relu sees it too
-                setattr(owner, name, self._wrap_relu(fn))
+            for (owner, name), (_, watched) in self._relu_functions.items():  # F.relu in forward(): for dead-relu
+                setattr(owner, name, watched)
         elif not on and self._global_hooks:
             for h in self._global_hooks:
                 h.remove()
             self._global_hooks = []
-            for (owner, name), fn in self._relu_functions.items():
-                setattr(owner, name, fn)
+            for (owner, name), (original, _) in self._relu_functions.items():
+                setattr(owner, name, original)
 
     def _wrap_relu(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self
 
         def relu(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
-            if session._relus is not None and session._stack and not session.quiet.active:
+            if session._relus is not None and session._stack and not session.quiet.active and not _compiling():
                 session._relus.append(out)
             return out
 

@@ -26,13 +26,15 @@ class EmaTrainer(Trainer):
             raise ValueError(f"ema decay must be in (0, 1), got {ema}")
         self.ema = ema
         self.shadow = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        # The model's tensors, looked up once: state_dict() builds a new dict, too slow for every step.
+        # (load_state_dict copies into these same tensors, so the pairs stay valid after a resume.)
+        self._pairs = [(value, self.shadow[name]) for name, value in self.model.state_dict().items()]
 
     def update_shadow(self) -> None:
         """One averaging step (floating tensors; integer buffers such as batch counts are copied)."""
         d = min(self.ema, (1 + self.state.step) / (10 + self.state.step))
         with torch.no_grad():
-            for name, value in self.model.state_dict().items():
-                avg = self.shadow[name]
+            for value, avg in self._pairs:
                 if avg.is_floating_point():
                     avg.lerp_(value.detach(), 1 - d)
                 else:
@@ -41,10 +43,10 @@ class EmaTrainer(Trainer):
     def swap(self) -> None:
         """Exchange the model's weights and the shadow weights (in place, so the optimizer keeps its tensors)."""
         with torch.no_grad():
-            for name, value in self.model.state_dict().items():
+            for value, avg in self._pairs:
                 held = value.detach().clone()
-                value.copy_(self.shadow[name])
-                self.shadow[name].copy_(held)
+                value.copy_(avg)
+                avg.copy_(held)
 
     def _call(self, hook: str, *args: Any) -> None:
         if hook == "on_train_batch_end":
@@ -68,7 +70,9 @@ class EmaTrainer(Trainer):
     def load_state_dict(self, ckpt: dict[str, Any]) -> None:
         if "train_model" not in ckpt:  # a checkpoint saved without ema: start the average here
             super().load_state_dict(ckpt)
-            self.shadow = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            with torch.no_grad():
+                for value, avg in self._pairs:
+                    avg.copy_(value)
             return
         super().load_state_dict({**ckpt, "model": ckpt["train_model"]})
         with torch.no_grad():

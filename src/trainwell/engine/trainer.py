@@ -117,7 +117,9 @@ def call_model(model: nn.Module, x: Any) -> Any:
     return model(*x) if isinstance(x, tuple) else model(x)
 
 
-HIGHER_IS_BETTER = ("accuracy", "auc")  # monitored metrics whose larger values are better
+def higher_is_better(name: str) -> bool:
+    """Accuracies (``val_accuracy``, a head's ``val_accuracy_<head>``) and AUCs are maximized; the rest minimized."""
+    return "accuracy" in name or name.endswith("auc")
 
 
 class Trainer:
@@ -283,8 +285,7 @@ class Trainer:
         value = row.get(self.monitor)
         if value is None:
             value = row["train_loss"]
-        higher = (self.monitor.endswith(HIGHER_IS_BETTER) or "_accuracy_" in self.monitor) \
-            and row.get(self.monitor) is not None  # "_accuracy_": a head's accuracy, val_accuracy_<head>
+        higher = higher_is_better(self.monitor) and row.get(self.monitor) is not None
         better = st.best is None or (value > st.best if higher else value < st.best)
         if better and math.isfinite(value):
             st.best, st.best_epoch = value, st.epoch + 1

@@ -11,11 +11,12 @@ from trainwell._errors import TrainwellError
 from trainwell._imports import import_module_of
 
 
-def load_user_model(spec: str, input_shape: tuple[int, ...], num_classes: int, kwargs: dict[str, Any]) -> nn.Module:
+def load_user_model(spec: str, input_shape: tuple[int, ...], num_classes: int, kwargs: dict[str, Any],
+                    known: dict[str, Any] | None = None) -> nn.Module:
     """Import ``module:Class`` (the current folder is importable) and build it.
 
-    Arguments named ``input_shape`` or ``num_classes`` in its constructor are filled in;
-    ``model.kwargs`` supplies the rest.
+    Arguments named ``input_shape`` or ``num_classes`` in its constructor are filled in, and so
+    is any other name in ``known`` (text: ``vocab_size``); ``model.kwargs`` supplies the rest.
     """
     module, attr = import_module_of(spec, "--model", "mymodels:Net", "package.module:Class")
     module_name = module.__name__
@@ -25,10 +26,10 @@ def load_user_model(spec: str, input_shape: tuple[int, ...], num_classes: int, k
         raise TrainwellError(f"{module_name!r} has no {attr!r}. nn.Module classes there: {', '.join(names) or 'none'}.")
     params = inspect.signature(cls).parameters
     args = dict(kwargs)
-    if "input_shape" in params:
-        args.setdefault("input_shape", tuple(input_shape))
-    if "num_classes" in params:
-        args.setdefault("num_classes", num_classes)
+    fillable = {"input_shape": tuple(input_shape), "num_classes": num_classes, **(known or {})}
+    for name, value in fillable.items():
+        if name in params:
+            args.setdefault(name, value)
     try:
         model = cls(**args)
     except TypeError as e:

@@ -84,21 +84,9 @@ def build_text_model(cfg: ModelConfig, vocab_size: int, num_classes: int) -> nn.
     from trainwell.models import MODELS
 
     if ":" in cfg.name:
-        import inspect
-
         from trainwell.models.custom import load_user_model
 
-        kwargs = dict(cfg.kwargs)
-        module_name, _, attr = cfg.name.partition(":")
-        try:
-            import importlib
-
-            cls = getattr(importlib.import_module(module_name), attr, None)
-            if cls is not None and "vocab_size" in inspect.signature(cls).parameters:
-                kwargs.setdefault("vocab_size", vocab_size)
-        except (ImportError, TypeError, ValueError):
-            pass  # load_user_model reports import problems
-        return load_user_model(cfg.name, (vocab_size,), num_classes, kwargs)
+        return load_user_model(cfg.name, (vocab_size,), num_classes, dict(cfg.kwargs), {"vocab_size": vocab_size})
     builder = MODELS.get(cfg.name)
     if cfg.name not in ("lstm", "gru"):
         raise ConfigError(f"--model {cfg.name} does not read token ids; task text trains lstm or gru "
