@@ -53,7 +53,7 @@ def baseline(name: str, splits: Any, analyzer: Any, **tfidf: Any) -> dict[str, A
 
 
 def lstm(config: Any) -> dict[str, Any]:
-    from trainwell.engine.run import train_from_config
+    from trainwell.app.run import train_from_config
 
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"

@@ -10,7 +10,7 @@ import pytest
 
 from trainwell.report.html import write_report
 from trainwell.report.plots import accuracy_plot, loss_plot, lr_plot
-from trainwell.report.smoothing import MovingAverage, ema
+from trainwell.engine.smoothing import MovingAverage, ema
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -13,12 +13,12 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from trainwell.engine.callbacks import Callback
-    from trainwell.engine.fit import FitResult, fit
+    from trainwell.app.fit import FitResult, fit
     from trainwell.engine.seed import seed_everything
 
 _LAZY = {
-    "fit": ("trainwell.engine.fit", "fit"),
-    "FitResult": ("trainwell.engine.fit", "FitResult"),
+    "fit": ("trainwell.app.fit", "fit"),
+    "FitResult": ("trainwell.app.fit", "FitResult"),
     "seed_everything": ("trainwell.engine.seed", "seed_everything"),
     "Callback": ("trainwell.engine.callbacks", "Callback"),
 }

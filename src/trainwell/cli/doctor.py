@@ -39,9 +39,12 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     if args.doctor_command == "run":
         return _run_script(args, lang, json_path, console)
-    from trainwell.doctor.preflight import preflight_from_args
+    from trainwell.app.preflight import preflight
+    from trainwell.cli.train import config_flags
+    from trainwell.config import resolve
 
-    return preflight_from_args(args, lang=lang, json_path=Path(json_path) if json_path else None, console=console)
+    config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
+    return preflight(config, lang=lang, json_path=Path(json_path) if json_path else None, console=console)
 
 
 def _run_script(args: argparse.Namespace, lang: str, json_path: str | None, console: object) -> int:

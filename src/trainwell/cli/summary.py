@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         shape = _shape(args.input_shape)
         model, example = build_model(config.model, shape, args.classes), torch.zeros(1, *shape)
     else:  # the task builds data and model as training would (text: the vocabulary sets the embedding size)
-        from trainwell.doctor.preflight import first_sample, tiny_batch
+        from trainwell.app.preflight import first_sample, tiny_batch
         from trainwell.tasks import get_task
 
         task = get_task(config.task)

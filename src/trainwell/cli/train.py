@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         existed = config.out is not None and Path(config.out).expanduser().is_dir()
         run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name))
         _print_config(console, config)
-    from trainwell.engine.run import train_from_config
+    from trainwell.app.run import train_from_config
 
     def ready(trainer: Any, bundle: Any) -> None:
         sizes = bundle.info.get("sizes", {})

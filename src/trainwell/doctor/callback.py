@@ -55,6 +55,14 @@ class DoctorCallback(Callback):
     def on_exception(self, trainer: Trainer, error: BaseException) -> None:
         self._finish(error)
 
+    def summary_entries(self, trainer: Trainer) -> dict[str, Any]:
+        return {"doctor_findings": [f.id for f in self.findings]}
+
+    def report_sections(self, trainer: Trainer) -> list[tuple[str, str]]:
+        from trainwell.report.doctor_section import doctor_sections
+
+        return doctor_sections(self.findings, self.grad_norms)
+
     @property
     def findings(self) -> list[Any]:
         return self.session.sorted_findings() if self.session else []

@@ -26,3 +26,13 @@ class Callback:
     def on_fit_end(self, trainer: Trainer) -> None: ...
 
     def on_exception(self, trainer: Trainer, error: BaseException) -> None: ...
+
+    # What a callback adds to the run folder's summary.json and report.html once training is over.
+
+    def summary_entries(self, trainer: Trainer) -> dict[str, Any]:
+        """Extra ``summary.json`` values (e.g. the doctor's finding ids)."""
+        return {}
+
+    def report_sections(self, trainer: Trainer) -> list[tuple[str, str]]:
+        """Extra ``report.html`` sections as (heading, HTML body) pairs; the body is escaped by the callback."""
+        return []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from trainwell.engine.callbacks import Callback
-from trainwell.report.smoothing import MovingAverage
+from trainwell.engine.smoothing import MovingAverage
 
 if TYPE_CHECKING:
     from rich.console import Console

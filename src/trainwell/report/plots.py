@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from trainwell.report.smoothing import ema
+from trainwell.engine.smoothing import ema
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

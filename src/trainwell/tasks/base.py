@@ -1,6 +1,6 @@
 """What differs between tasks, behind one small interface, and the ``TASKS`` registry.
 
-``engine/run.py`` asks the task named by ``config.task`` for the data, the model, the loss,
+``app/run.py`` asks the task named by ``config.task`` for the data, the model, the loss,
 the evaluation metric and the input transforms, trains with the shared ``Trainer``, and
 lets the task add its own figures to the summary and report at the end.
 """

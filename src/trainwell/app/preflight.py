@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import argparse
 import copy
 import math
 import time
@@ -26,11 +25,8 @@ MAX_STEPS = 400
 TARGET_LOSS = 0.05
 
 
-def preflight_from_args(args: argparse.Namespace, *, lang: str, json_path: Path | None, console: Any) -> int:
-    from trainwell.cli.train import config_flags
-    from trainwell.config import resolve
-
-    config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
+def preflight(config: Config, *, lang: str, json_path: Path | None, console: Any) -> int:
+    """Run the preflight, print its verdict, write the JSON if asked; 1 when an error was found."""
     findings, lines = run_preflight(config, lang=lang, console=console)
     from trainwell.doctor.render import findings_json, print_summary, write_json
 

@@ -154,20 +154,15 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
     if final_loss is not None:
         trainer.loss_fn.load_state_dict(final_loss)
     summary.update(extra_summary or {})
+    extra = list(task_sections)
+    for cb in trainer.callbacks:  # the doctor adds its findings; any callback may add its own
+        summary.update(cb.summary_entries(trainer))
+        extra += cb.report_sections(trainer)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     write_json(run_dir / "summary.json", summary)
     from trainwell.report.html import write_report
 
     report_summary = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
-    from trainwell.doctor.callback import DoctorCallback
-
-    extra = list(task_sections)
-    for cb in trainer.callbacks:
-        if isinstance(cb, DoctorCallback):
-            from trainwell.report.doctor_section import doctor_sections
-
-            extra += doctor_sections(cb.findings, cb.grad_norms)
-            summary["doctor_findings"] = [f.id for f in cb.findings]
     write_report(run_dir / "report.html", title=f"trainwell run: {run_dir.name}", epochs=st.history,
                  steps=st.steps, config=config, summary=report_summary, extra_sections=extra)
     return summary

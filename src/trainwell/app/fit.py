@@ -101,7 +101,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     cbs = list(callbacks or [])
     run_dir = None
     if out is not None:
-        from trainwell.engine.run import folder_callbacks
+        from trainwell.app.run import folder_callbacks
         from trainwell.engine.run_folder import new_run_dir
 
         run_dir = new_run_dir(str(out), "fit")
@@ -133,7 +133,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         state = trainer.fit()
     summary: dict[str, Any] = {}
     if run_dir is not None:
-        from trainwell.engine.run import finish_run
+        from trainwell.app.run import finish_run
 
         summary = finish_run(trainer, run_dir, config=_fit_config(locals()))
     return FitResult(model=model, history=state.history, steps=state.steps, best_epoch=state.best_epoch,
