@@ -81,7 +81,7 @@ def main() -> None:
 
     import torch
 
-    from trainwell.config import resolve
+    from trainwell.app.configure import resolve
     from trainwell.data.text import split_texts
     from trainwell.data.tokenize import word_tokens
 

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from trainwell._errors import ConfigError
-from trainwell.config import Config, parse_set, recipe_for, resolve
+from trainwell.app.configure import resolve
+from trainwell.config import Config, parse_set
+from trainwell.data.registry import DatasetRecipes
+
+
+def recipe_for(name: str, task: str = "classification") -> dict:
+    return DatasetRecipes().recipe(name, task)
 
 
 def _leaves(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -218,7 +218,7 @@ def _write_faces(root: Path, counts: dict[str, int]) -> None:
 
 def test_single_image_identities_are_an_error_or_skipped_and_counted(tmp_path: Path) -> None:
     from trainwell._errors import DataError
-    from trainwell.config import resolve
+    from trainwell.app.configure import resolve
     from trainwell.tasks import get_task
 
     _write_faces(tmp_path, {"ann": 6, "bob": 6, "cid": 6, "dan": 1, "eve": 6})
@@ -237,7 +237,7 @@ def test_single_image_identities_are_an_error_or_skipped_and_counted(tmp_path: P
 
 
 def test_fewer_than_two_identities_is_a_clear_error(tmp_path: Path) -> None:
-    from trainwell.config import resolve
+    from trainwell.app.configure import resolve
     from trainwell.tasks import get_task
 
     _write_faces(tmp_path, {"ann": 5, "bob": 1})

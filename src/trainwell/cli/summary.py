@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
 
     import torch
 
-    from trainwell.config import load_run_config, resolve
+    from trainwell.app.configure import resolve
+    from trainwell.config import load_run_config
     from trainwell.models import build_model
     from trainwell.models.summary import render_summary, summarize, summary_dict
 

@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from trainwell._errors import TrainwellError
-    from trainwell.config import load_run_config, resolve
+    from trainwell.app.configure import resolve
+    from trainwell.config import load_run_config
 
     started = time.perf_counter()
     console = Console(stderr=True)

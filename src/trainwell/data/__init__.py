@@ -1,21 +1,31 @@
 """Datasets: a registry of builders, each returning a :class:`DataBundle` of train / val / test splits.
 
-Importing this package imports torch; the CLI imports it only in commands that train or predict.
+Importing this package is cheap (the registry names every built-in without importing torch);
+``DataBundle`` and ``build_data`` import the data modules, and torch, on first use.
 """
 
 from __future__ import annotations
 
-from trainwell.config import DataConfig
-from trainwell.data.bundle import DataBundle, Preprocess, TensorData
+from typing import TYPE_CHECKING, Any
+
 from trainwell.data.registry import DATASETS
 
-from trainwell.data import folder, images, tabular, text  # noqa: E402,F401  (register the built-ins)
-from trainwell.data import faces  # noqa: E402,F401  (lfw, olivetti-faces: task embedding)
+if TYPE_CHECKING:
+    from trainwell.config import DataConfig
+    from trainwell.data.bundle import DataBundle, Preprocess, TensorData
 
 
 def build_data(cfg: DataConfig) -> DataBundle:
     """Build the dataset named by ``cfg.name`` (already validated)."""
     return DATASETS.get(cfg.name)(cfg)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("DataBundle", "Preprocess", "TensorData"):
+        from trainwell.data import bundle
+
+        return getattr(bundle, name)
+    raise AttributeError(f"module 'trainwell.data' has no attribute {name!r}")
 
 
 __all__ = ["DATASETS", "DataBundle", "Preprocess", "TensorData", "build_data"]

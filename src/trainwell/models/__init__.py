@@ -1,13 +1,18 @@
-"""Models: a registry of builders (``mlp``, ``cnn``) plus users' own ``package.module:Class``."""
+"""Models: a registry of builders (``mlp``, ``cnn``, ``lstm``, ``gru``) plus users' own ``package.module:Class``.
+
+Importing this package is cheap; building a model imports torch.
+"""
 
 from __future__ import annotations
 
-from torch import nn
+from typing import TYPE_CHECKING
 
-from trainwell.config import ModelConfig
 from trainwell.models.registry import MODELS
 
-from trainwell.models import cnn, mlp, rnn  # noqa: E402,F401  (register the built-ins)
+if TYPE_CHECKING:
+    from torch import nn
+
+    from trainwell.config import ModelConfig
 
 
 def build_model(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:

@@ -12,7 +12,6 @@ from torch import nn
 from trainwell._errors import TrainwellError
 from trainwell.config import ModelConfig
 from trainwell.models.layers import activation, mlp_layers
-from trainwell.models.registry import MODELS
 
 
 class CNN(nn.Module):
@@ -60,7 +59,6 @@ def conv_features(input_shape: tuple[int, ...], channels: list[int], *, batch_no
     return features, flat
 
 
-@MODELS.register("cnn", "conv blocks (channels, optional batch norm) + MLP head; flatten size inferred")
 def cnn(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     return CNN(input_shape, num_classes, cfg.channels, batch_norm=cfg.batch_norm, hidden=cfg.hidden,
                act=cfg.activation, dropout=cfg.dropout)

@@ -8,10 +8,8 @@ from torch import nn
 
 from trainwell.config import ModelConfig
 from trainwell.models.layers import mlp_layers
-from trainwell.models.registry import MODELS
 
 
-@MODELS.register("mlp", "multi-layer perceptron: hidden sizes, activation, dropout (any input, flattened)")
 def mlp(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     in_features = math.prod(input_shape)
     return nn.Sequential(

@@ -17,7 +17,6 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from trainwell._errors import ConfigError
 from trainwell.config import ModelConfig
 from trainwell.data.vocab import PAD_ID
-from trainwell.models.registry import MODELS
 
 Pooling = Literal["last", "mean", "max", "attention", "last_max"]
 
@@ -83,15 +82,11 @@ def _build(kind: Literal["lstm", "gru"], cfg: ModelConfig, num_classes: int, voc
                          dropout=cfg.dropout, embed_dropout=cfg.embed_dropout)
 
 
-@MODELS.register("lstm", task="text",
-                 summary="text: embedding -> (bi)LSTM over packed sequences -> last / mean / max / attention / last_max pooling")
 def lstm(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int, *,
          vocab_size: int | None = None) -> nn.Module:
     return _build("lstm", cfg, num_classes, vocab_size)
 
 
-@MODELS.register("gru", task="text",
-                 summary="text: embedding -> (bi)GRU over packed sequences -> last / mean / max / attention / last_max pooling")
 def gru(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int, *,
         vocab_size: int | None = None) -> nn.Module:
     return _build("gru", cfg, num_classes, vocab_size)
