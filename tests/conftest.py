@@ -12,8 +12,19 @@ import pytest
 import sklearn.model_selection  # noqa: E402,F401
 import torch  # noqa: E402,F401
 
-# Keep every test on the CPU with the machine's two cores, whatever the environment says.
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+# Keep every test on the CPU with the machine's two cores, whatever the environment says, unless the
+# GPU tests are asked for (TRAINWELL_TEST_CUDA=1 pytest -m cuda, on a machine with a GPU).
+if os.environ.get("TRAINWELL_TEST_CUDA") != "1":
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run with TRAINWELL_TEST_CUDA=1 on a GPU machine)")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -85,7 +85,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     else:
         trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
     if resume:
-        trainer.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "last.pt", device))
+        trainer.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "last.pt"))
     else:
         save_yaml(config, run_dir / "config.yaml")
         from trainwell.env import collect_env
@@ -128,7 +128,7 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
     final_loss = {k: v.clone() for k, v in trainer.loss_fn.state_dict().items()} \
         if isinstance(trainer.loss_fn, torch.nn.Module) else None
     if best_path.exists():
-        best = load_checkpoint(best_path, trainer.device)
+        best = load_checkpoint(best_path)
         trainer.model.load_state_dict(best["model"])
         if final_loss is not None and best.get("loss") is not None:
             trainer.loss_fn.load_state_dict(best["loss"])

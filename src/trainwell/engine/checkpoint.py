@@ -32,13 +32,18 @@ def atomic_save(obj: dict[str, Any], path: Path) -> None:
         raise
 
 
-def load_checkpoint(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load a trainwell checkpoint safely (no arbitrary pickled code)."""
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """Load a trainwell checkpoint safely (no arbitrary pickled code), every tensor on the CPU.
+
+    Always the CPU, whatever device the run uses: the RNG states must be CPU tensors for
+    ``torch.set_rng_state``, and ``load_state_dict`` copies weights and optimizer state onto the
+    device of the parameters they belong to. A checkpoint saved on a GPU loads on a machine without one.
+    """
     if not path.is_file():
         raise TrainwellError(f"No checkpoint at {str(path)!r}.",
                              fix="point at a run folder made by `trainwell train` (it has checkpoints/last.pt)")
     try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - truncated files raise several types
         raise TrainwellError(f"Checkpoint {str(path)!r} cannot be read ({type(e).__name__}: {e}).") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:

@@ -54,8 +54,10 @@ def conv_features(input_shape: tuple[int, ...], channels: list[int], *, batch_no
             h, w = h // 2, w // 2
         c = width
     features = nn.Sequential(*blocks)
+    features.eval()  # measuring must not train: in training mode batch norm would update its statistics
     with torch.no_grad():
         flat = features(torch.zeros(1, *input_shape)).numel()
+    features.train()
     return features, flat
 
 
