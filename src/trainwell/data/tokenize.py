@@ -53,7 +53,7 @@ def _jieba() -> Tokenizer:
         import jieba
     except ImportError:
         raise ConfigError("text.tokenizer=word needs the jieba package for Chinese word segmentation.",
-                          fix="pip install jieba, or use --set text.tokenizer=char") from None
+                          fix='pip install "trainwell[text]" (or pip install jieba), or use --set text.tokenizer=char') from None
     jieba.setLogLevel(logging.WARNING)  # "Building prefix dict ..." on every start
     jieba.initialize()
     return lambda s: jieba.lcut(s, HMM=True)
