@@ -48,7 +48,7 @@ def _loader(n: int, batch: int = 8) -> DataLoader:
 def test_a_monitor_that_is_not_logged_is_an_error_naming_the_logged_values() -> None:
     train, val = _data()
     with pytest.raises(TrainwellError, match="val_accuracy") as info:
-        trainwell.fit(_model(), train, val, epochs=2, progress="none", device="cpu", monitor="val_acc")
+        trainwell.fit(_model(), train, val, epochs=1, progress="none", device="cpu", monitor="val_acc")
     assert "val_acc" in str(info.value) and info.value.fix
 
 
@@ -60,16 +60,15 @@ def test_val_auc_on_classification_is_an_error() -> None:
 
 def test_accuracy_is_maximized_without_a_mode_and_an_explicit_mode_is_honoured() -> None:
     train, val = _data()
-    # lr 0 after the first epoch's steps: accuracy moves little; compare the choice with the history directly.
-    result = trainwell.fit(_model(), train, val, epochs=4, lr=0.05, progress="none", device="cpu",
+    result = trainwell.fit(_model(), train, val, epochs=3, lr=0.05, progress="none", device="cpu",
                            monitor="val_accuracy")
     accs = [r["val_accuracy"] for r in result.history]
     assert result.best_epoch == 1 + accs.index(max(accs))
-    worst = trainwell.fit(_model(), train, val, epochs=4, lr=0.05, progress="none", device="cpu",
+    worst = trainwell.fit(_model(), train, val, epochs=3, lr=0.05, progress="none", device="cpu",
                           monitor="val_accuracy", mode="min")
     assert worst.best_epoch == 1 + accs.index(min(accs))
     losses = [r["train_loss"] for r in result.history]
-    highest = trainwell.fit(_model(), train, val, epochs=4, lr=0.05, progress="none", device="cpu",
+    highest = trainwell.fit(_model(), train, val, epochs=3, lr=0.05, progress="none", device="cpu",
                             monitor="train_loss", mode="max")
     assert highest.best_epoch == 1 + losses.index(max(losses))
 
@@ -175,6 +174,9 @@ def test_a_step_schedule_over_a_loader_without_len_needs_steps_per_epoch(schedul
     lrs = [r["lr"] for r in result.steps]
     assert len(lrs) == 10 and lrs[-1] < 0.02  # annealed over the whole run, not climbing back
     assert all(b <= a for a, b in zip(lrs[4:], lrs[5:]))
+    with pytest.raises(TrainwellError, match="steps_per_epoch=5"):  # a wrong count is caught after one epoch
+        trainwell.fit(_model(), Stream(), epochs=2, batch_size=8, scheduler=scheduler, steps_per_epoch=4,
+                      progress="none", device="cpu")
 
 
 # --- 9: per-step rows live in steps.csv, not in checkpoints ---------------------------------------
@@ -225,13 +227,20 @@ def test_steps_csv_has_every_step_once_after_a_resume(tmp_path: Path) -> None:
     assert [int(r["step"]) for r in _steps_csv(tmp_path / "full")] == list(range(1, 41))
 
 
-def test_fit_result_steps_come_from_the_steps_file_or_memory(tmp_path: Path) -> None:
+def test_fit_result_steps_and_the_report_come_from_the_steps_file(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import trainwell.report.html
+    from trainwell.report.metrics import read_steps
+
+    reported: dict[str, Any] = {}
+    write_report = trainwell.report.html.write_report
+    monkeypatch.setattr(trainwell.report.html, "write_report",
+                        lambda path, **kw: (reported.update(kw), write_report(path, **kw)))
     train, val = _data()
     kept = trainwell.fit(_model(), train, val, epochs=2, progress="none", device="cpu")
     saved = trainwell.fit(_model(), train, val, epochs=2, progress="none", device="cpu", out=tmp_path / "f")
     assert [r["step"] for r in kept.steps] == list(range(1, 7))
-    assert kept.steps == saved.steps
-    assert "steps.csv" in (saved.run_dir / "report.html").read_text() or (saved.run_dir / "steps.csv").is_file()
+    assert kept.steps == saved.steps == read_steps(saved.run_dir / "steps.csv") == reported["steps"]
 
 
 # --- 10: a callback failing at the start still lets every started callback clean up -------------
