@@ -220,12 +220,12 @@ def _ema_trainer(folder: Any, *, stop_at: int | None = None) -> Any:
     """A tiny lstm with ``train.ema`` on random token data; checkpoints every 3 steps; optionally stops early."""
     from trainwell.engine.callbacks import Callback
     from trainwell.engine.checkpointing import Checkpointer
-    from trainwell.engine.ema import EmaTrainer
+    from trainwell.engine.ema import Ema
     from trainwell.engine.seed import seed_everything
-    from trainwell.engine.trainer import StopTraining
+    from trainwell.engine.trainer import StopTraining, Trainer
 
     class Stop(Callback):
-        def on_train_batch_end(self, trainer: Any, loss: float) -> None:
+        def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
             if stop_at is not None and trainer.state.step == stop_at:
                 raise StopTraining
 
@@ -238,28 +238,29 @@ def _ema_trainer(folder: Any, *, stop_at: int | None = None) -> Any:
     val = EpochLoader(data, batch_size=64, shuffle=False, seed=0,
                       **text_loader_options(data, 64, shuffle=False, seed=0, bucket=True))
     model = RNNClassifier(30, 2, embed_dim=6, hidden_size=4, pooling="last_max", dropout=0.3)
-    return EmaTrainer(model, torch.nn.CrossEntropyLoss(), torch.optim.Adam(model.parameters(), 1e-2), loader,
-                      val_loader=val, epochs=2, ema=0.9, monitor="val_accuracy",
-                      callbacks=[Checkpointer(folder, every_steps=3), Stop()])
+    trainer = Trainer(model, torch.nn.CrossEntropyLoss(), torch.optim.Adam(model.parameters(), 1e-2), loader,
+                      val_loader=val, epochs=2, monitor="val_accuracy",
+                      callbacks=[Ema(0.9), Checkpointer(folder, every_steps=3), Stop()])
+    return trainer, trainer.callbacks[0]
 
 
 def test_ema_validates_and_saves_the_average_and_resumes_exactly(tmp_path: Any) -> None:
     from trainwell.engine.checkpoint import load_checkpoint
 
-    full = _ema_trainer(tmp_path / "full")
+    full, ema = _ema_trainer(tmp_path / "full")
     full.fit()
     ckpt = load_checkpoint(tmp_path / "full" / "last.pt")
     trained = full.model.state_dict()
-    for name, avg in full.shadow.items():  # model: the average; train_model: the weights as trained
+    for name, avg in ema.shadow.items():  # model: the average; train_model: the weights as trained
         assert torch.equal(ckpt["model"][name], avg) and torch.equal(ckpt["train_model"][name], trained[name])
-    assert any(not torch.equal(full.shadow[k], trained[k]) for k in trained)
-    full.swap()
+    assert any(not torch.equal(ema.shadow[k], trained[k]) for k in trained)
+    ema.swap(full)
     assert full.evaluate(full.val_loader)["accuracy"] == full.state.history[-1]["val_accuracy"]  # validated on it
-    full.swap()
+    ema.swap(full)
 
-    stopped = _ema_trainer(tmp_path / "cut", stop_at=7)  # last.pt holds step 6: mid-epoch 1 (5 batches an epoch)
+    stopped, _ = _ema_trainer(tmp_path / "cut", stop_at=7)  # last.pt holds step 6: mid-epoch 1 (5 batches an epoch)
     stopped.fit()
-    resumed = _ema_trainer(tmp_path / "cut")
+    resumed, _ = _ema_trainer(tmp_path / "cut")
     resumed.load_state_dict(load_checkpoint(tmp_path / "cut" / "last.pt"))
     assert resumed.state.step == 6
     resumed.fit()

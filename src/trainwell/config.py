@@ -122,9 +122,12 @@ class TrainConfig(_Section):
     label_smoothing: float = Field(0.0, ge=0, lt=1)
     grad_clip: float | None = Field(None, gt=0)  # max global gradient norm
     checkpoint_every: int | None = Field(None, ge=1)  # also save last.pt every N steps (exact mid-epoch resume)
-    monitor: Literal["val_loss", "val_accuracy", "val_auc"] = "val_loss"  # what picks best.pt
+    # What picks best.pt: any logged value (val_loss, val_accuracy, val_auc, train_loss, ...), checked after
+    # the first epoch since tasks log different values.
+    monitor: str = "val_loss"
+    monitor_mode: Literal["auto", "min", "max"] = "auto"  # auto: losses min, metrics as they declare (accuracy max)
     ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
-    log_every: int = Field(10, ge=1)  # steps between TensorBoard points
+    log_every: int = Field(10, ge=1)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
 
 
 class Config(_Section):

@@ -6,18 +6,22 @@ import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset
 
+from trainwell._errors import TrainwellError
 from trainwell.data.loading import EpochLoader
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.device import resolve_device
+from trainwell.engine.monitor import check_mode
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.trainer import Accuracy, LossFn, Trainer
+
+LOG_EVERY = 10  # steps between reads of the loss from the device (and TensorBoard points)
 
 
 @dataclass
@@ -42,6 +46,8 @@ class FitResult:
 def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool, seed: int) -> Any:
     if isinstance(data, DataLoader) or data is None:
         return data
+    if isinstance(data, IterableDataset):  # a stream: batched in its own order, it cannot be shuffled
+        return DataLoader(data, batch_size=batch_size)
     if isinstance(data, Dataset) or hasattr(data, "__getitem__"):
         return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed)
     return data  # any iterable of (x, y) batches
@@ -50,38 +56,46 @@ def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool,
 def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | DataLoader | None = None, *,
         loss: LossFn | None = None, epochs: int = 5, lr: float = 1e-3,
         optimizer: str | torch.optim.Optimizer = "adam", batch_size: int = 64, seed: int = 0,
-        out: str | Path | None = None, progress: bool = True, device: str = "auto",
-        scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
-        callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str = "val_loss",
-        ema: float | None = None) -> FitResult:
+        out: str | Path | None = None, progress: bool | Literal["bar", "lines", "none"] = True,
+        device: str = "auto", scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
+        callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str | None = None,
+        mode: Literal["auto", "min", "max"] = "auto", ema: float | None = None,
+        steps_per_epoch: int | None = None) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
     ``train_data`` / ``val_data`` are a ``Dataset`` of ``(x, y)`` pairs (batched and shuffled
-    reproducibly from ``seed``) or your own ``DataLoader``. ``loss`` defaults to cross-entropy
-    on logits; it may return ``{"loss": total, "<part>": value}`` (e.g. ``trainwell.losses.MultiTaskLoss``),
-    and each part is logged per epoch as ``train_<part>`` / ``val_<part>``. A loss that is an ``nn.Module``
-    with parameters (learned task weights) is moved to the device and optimized with the model, without
-    weight decay; an optimizer object you pass yourself must include those parameters. With ``out``, a run
-    folder gets metrics.csv, TensorBoard events, checkpoints, summary.json and report.html.
-    ``doctor=True`` runs the doctor's checks while training (findings are printed, kept in
-    ``result.findings`` and, with ``out``, in doctor.json). ``monitor`` is the logged value that picks
-    the best epoch and ``best.pt`` (e.g. ``"val_accuracy_digit"`` for one head of a multi-task model;
-    accuracies and AUCs are maximized, everything else minimized). ``ema`` (e.g. ``0.998``) keeps an
-    exponential moving average of the weights, validates and checkpoints it, and returns the model
-    holding the averaged weights.
+    reproducibly from ``seed``), an ``IterableDataset`` (batched in its own order) or your own ``DataLoader``.
+    ``loss`` defaults to cross-entropy on logits; it may return ``{"loss": total, "<part>": value}`` (e.g.
+    ``trainwell.losses.MultiTaskLoss``), and each part is logged per epoch as ``train_<part>`` / ``val_<part>``.
+    A loss that is an ``nn.Module`` with parameters (learned task weights) is moved to the device and optimized
+    with the model, without weight decay; an optimizer object you pass yourself must include those parameters.
+    With ``out``, a run folder gets metrics.csv, steps.csv, TensorBoard events, checkpoints, summary.json and
+    report.html. ``progress``: ``True`` (or ``"bar"``) shows a progress bar and a line per epoch, ``False`` (or
+    ``"lines"``) the line per epoch only, ``"none"`` prints nothing. ``doctor=True`` runs the doctor's checks
+    while training (findings are printed, kept in ``result.findings`` and, with ``out``, in doctor.json).
+
+    ``monitor`` is the logged value that picks the best epoch and ``best.pt`` (default ``"val_loss"``, or
+    ``"train_loss"`` without ``val_data``; e.g. ``"val_accuracy_digit"`` for one head of a multi-task model);
+    a value the run does not log is an error at the end of the first epoch. ``mode`` is ``"min"`` or ``"max"``;
+    ``"auto"`` minimizes losses and takes a metric's direction from the metric (accuracies are maximized).
+    ``ema`` (e.g. ``0.998``) keeps an exponential moving average of the weights, validates and checkpoints it,
+    and returns the model holding the averaged weights. ``steps_per_epoch`` is needed only by a per-step
+    schedule (``onecycle``, ``cosine``) over data without ``len()``: the number of batches one epoch yields.
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
     """
     if ema is not None and not 0 < ema < 1:
         raise ValueError(f"ema must be a decay between 0 and 1 (e.g. 0.998), got {ema}")
-    if not monitor.startswith(("val_", "train_")):
-        raise ValueError(f"monitor must name a logged value such as 'val_loss' or 'val_accuracy', got {monitor!r}")
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, got {epochs}")
     if isinstance(optimizer, str) and lr <= 0:
         raise ValueError(f"lr must be positive, got {lr}")
+    check_mode(mode)
+    from trainwell.engine.progress import progress_callback
+
+    shown = progress_callback(progress)
     seed_everything(seed)
     dev = resolve_device(device)
     model.to(dev)
@@ -93,23 +107,29 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     opt = build_optimizer(model.parameters(), optimizer, lr, weight_decay=weight_decay) \
         if isinstance(optimizer, str) else optimizer
     _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
-    try:
-        steps_per_epoch = len(train_loader)
-    except TypeError:
-        steps_per_epoch = 1
-    sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=steps_per_epoch)
+    per_epoch = _steps_per_epoch(train_loader, steps_per_epoch)
+    sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
     cbs = list(callbacks or [])
+    if steps_per_epoch is not None:
+        cbs.append(_StepsPerEpoch(steps_per_epoch))
     run_dir = None
+    kept: list[dict[str, Any]] = []
     if out is not None:
         from trainwell.app.run import folder_callbacks
         from trainwell.engine.run_folder import new_run_dir
 
         run_dir = new_run_dir(str(out), "fit")
-        cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=10, extra={"config": _fit_config(locals())})
-    if progress:
-        from trainwell.engine.progress import ProgressBar
+        cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
+                                extra={"config": _fit_config(locals())})
+    else:
+        cbs.append(_KeepSteps(kept))
+    if shown is not None:
+        cbs.insert(0, shown)
+    if ema is not None:
+        from trainwell.engine.ema import Ema
 
-        cbs.insert(0, ProgressBar())
+        averaged = Ema(ema)
+        cbs.insert(0, averaged)
     doctor_cb = None
     if doctor:
         from trainwell.doctor.callback import DoctorCallback
@@ -118,27 +138,63 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         cbs.append(doctor_cb)
     task_names = getattr(loss_fn, "task_names", None)  # a multi-task loss names the heads
     metric = partial(Accuracy, names=task_names) if task_names else Accuracy
-    options: dict[str, Any] = {"val_loader": val_loader, "epochs": epochs, "device": dev, "scheduler": sched,
-                               "scheduler_interval": interval, "grad_clip": grad_clip, "seed": seed,
-                               "callbacks": cbs, "metric": metric, "monitor": monitor}
+    trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
+                      scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
+                      metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY)
+    state = trainer.fit()
     if ema is not None:
-        from trainwell.engine.ema import EmaTrainer
-
-        averaged = EmaTrainer(model, loss_fn, opt, train_loader, ema=ema, **options)
-        state = averaged.fit()
-        averaged.swap()  # the model returned is the averaged one: the weights that were validated
-        trainer: Trainer = averaged
-    else:
-        trainer = Trainer(model, loss_fn, opt, train_loader, **options)
-        state = trainer.fit()
+        averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
     summary: dict[str, Any] = {}
     if run_dir is not None:
         from trainwell.app.run import finish_run
+        from trainwell.report.metrics import read_steps
 
         summary = finish_run(trainer, run_dir, config=_fit_config(locals()))
-    return FitResult(model=model, history=state.history, steps=state.steps, best_epoch=state.best_epoch,
+        kept = read_steps(run_dir / "steps.csv")
+    return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
                      train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
                      findings=doctor_cb.findings if doctor_cb else [])
+
+
+def _steps_per_epoch(loader: Any, given: int | None) -> int | None:
+    """The loader's length, or the number the caller gave for data without one."""
+    try:
+        known: int | None = len(loader)
+    except TypeError:
+        known = None
+    if given is None:
+        return known
+    if given < 1 or (known is not None and given != known):
+        raise TrainwellError(f"steps_per_epoch={given} does not match the training data, which yields "
+                             f"{known if known is not None else 'an unknown number of'} batches per epoch.",
+                             fix="leave steps_per_epoch out for data with a len(); otherwise give the number of "
+                                 "batches one epoch yields (at least 1)")
+    return given
+
+
+class _StepsPerEpoch(Callback):
+    """Holds data without len() to the steps_per_epoch the schedule was planned for."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+
+    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        history = trainer.state.history
+        done = row["step"] - (history[-2]["step"] if len(history) > 1 else 0)
+        if done != self.expected:
+            raise TrainwellError(f"Epoch {row['epoch']} had {done} steps, but steps_per_epoch={self.expected}: the "
+                                 "learning-rate schedule was planned for the wrong length.",
+                                 fix=f"pass steps_per_epoch={done} (the batches one epoch of your data yields)")
+
+
+class _KeepSteps(Callback):
+    """The per-step rows in memory, for ``FitResult.steps`` when there is no run folder."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+
+    def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
+        self.rows.extend(rows)
 
 
 def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any, *, own_optimizer: bool) -> None:

@@ -34,16 +34,22 @@ class RunResult:
 
 def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: int,
                      extra: dict[str, Any]) -> list[Callback]:
-    """metrics.csv, TensorBoard events and checkpoints: what every run folder gets."""
-    from trainwell.report.metrics import CsvLogger, TensorBoardLogger
+    """metrics.csv, steps.csv, TensorBoard events and checkpoints: what every run folder gets.
 
-    return [CsvLogger(run_dir / "metrics.csv"), TensorBoardLogger(run_dir / "tensorboard", log_every),
+    (steps.csv comes before the checkpoints: the rows up to a checkpoint's step are written before it.)
+    """
+    from trainwell.report.metrics import CsvLogger, StepsCsv, TensorBoardLogger
+
+    return [CsvLogger(run_dir / "metrics.csv"), StepsCsv(run_dir / "steps.csv"),
+            TensorBoardLogger(run_dir / "tensorboard", log_every),
             Checkpointer(run_dir / "checkpoints", every_steps=checkpoint_every, extra=extra)]
 
 
-def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool = True,
+def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
                       console: Any = None, on_ready: Any = None, doctor: bool = True) -> RunResult:
-    """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked."""
+    """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
+
+    ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
     seed_everything(config.seed, config.deterministic)
     task = get_task(config.task)
     bundle = task.build_data(config)
@@ -65,10 +71,15 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     train_transform, eval_transform = task.transforms(config, bundle)
     extra = {"config": config.to_dict(), "data": task.payload(config, bundle)}
     callbacks = folder_callbacks(run_dir, checkpoint_every=tc.checkpoint_every, log_every=tc.log_every, extra=extra)
-    if progress:
-        from trainwell.engine.progress import ProgressBar
+    from trainwell.engine.progress import progress_callback
 
-        callbacks.insert(0, ProgressBar(console))
+    shown = progress_callback(progress, console)
+    if shown is not None:
+        callbacks.insert(0, shown)
+    if tc.ema is not None:
+        from trainwell.engine.ema import Ema
+
+        callbacks.insert(0, Ema(tc.ema))
     if doctor:
         from trainwell.doctor.callback import DoctorCallback
 
@@ -76,14 +87,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     options: dict[str, Any] = {
         "val_loader": val_loader, "epochs": tc.epochs, "device": device, "scheduler": scheduler,
         "scheduler_interval": interval, "train_transform": train_transform, "eval_transform": eval_transform,
-        "grad_clip": tc.grad_clip, "seed": config.seed, "monitor": tc.monitor, "callbacks": callbacks,
-        "metric": task.metric(config, bundle)}
-    if tc.ema is not None:
-        from trainwell.engine.ema import EmaTrainer
-
-        trainer: Trainer = EmaTrainer(model, loss_fn, optimizer, train_loader, ema=tc.ema, **options)
-    else:
-        trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
+        "grad_clip": tc.grad_clip, "seed": config.seed, "monitor": tc.monitor, "monitor_mode": tc.monitor_mode,
+        "log_every": tc.log_every, "callbacks": callbacks, "metric": task.metric(config, bundle)}
+    trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
     if resume:
         trainer.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "last.pt"))
     else:
@@ -161,8 +167,9 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
     write_json(run_dir / "summary.json", summary)
     from trainwell.report.html import write_report
+    from trainwell.report.metrics import read_steps
 
     report_summary = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
     write_report(run_dir / "report.html", title=f"trainwell run: {run_dir.name}", epochs=st.history,
-                 steps=st.steps, config=config, summary=report_summary, extra_sections=extra)
+                 steps=read_steps(run_dir / "steps.csv"), config=config, summary=report_summary, extra_sections=extra)
     return summary

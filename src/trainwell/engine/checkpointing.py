@@ -31,7 +31,7 @@ class Checkpointer(Callback):
     def payload(self, trainer: Trainer) -> dict[str, Any]:
         return {"format": FORMAT, **self.extra, **trainer.state_dict()}
 
-    def on_train_batch_end(self, trainer: Trainer, loss: float) -> None:
+    def on_train_batch_end(self, trainer: Trainer, loss: Any) -> None:
         if self.every_steps and trainer.state.step % self.every_steps == 0:
             atomic_save(self.payload(trainer), self.last)
 

@@ -8,6 +8,10 @@ import torch
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 
+from trainwell._errors import TrainwellError
+
+PER_STEP = ("onecycle", "cosine")  # schedules planned over every step of the run
+
 
 def build_optimizer(params: Iterable[torch.nn.Parameter], name: str, lr: float, *,
                     weight_decay: float = 0.0, momentum: float = 0.9) -> Optimizer:
@@ -21,14 +25,21 @@ def build_optimizer(params: Iterable[torch.nn.Parameter], name: str, lr: float, 
     raise ValueError(f"Unknown optimizer {name!r}. Choose one of: adam, adamw, sgd.")
 
 
-def build_scheduler(optimizer: Optimizer, name: str, *, epochs: int, steps_per_epoch: int,
+def build_scheduler(optimizer: Optimizer, name: str, *, epochs: int, steps_per_epoch: int | None,
                     step_size: int = 1, gamma: float = 0.1) -> tuple[LRScheduler | None, str]:
     """The scheduler and when it steps (``"step"`` after each batch or ``"epoch"`` after each epoch).
 
-    ``onecycle`` and ``cosine`` step per batch (smooth over the whole run); ``step`` decays
-    by ``gamma`` every ``step_size`` epochs. With ``onecycle``, ``lr`` is the peak rate.
+    ``onecycle`` and ``cosine`` step per batch (smooth over the whole run), so they need
+    ``steps_per_epoch`` (``None``: unknown, an error for them); ``step`` decays by ``gamma`` every
+    ``step_size`` epochs. With ``onecycle``, ``lr`` is the peak rate.
     """
-    total = max(1, epochs * steps_per_epoch)
+    if steps_per_epoch is None and name in PER_STEP:
+        raise TrainwellError(
+            f"The {name!r} schedule plans the learning rate over every step of the run, but the training data "
+            "has no len(), so the number of steps per epoch is unknown.",
+            fix="pass fit(steps_per_epoch=N) with the number of batches one epoch yields, or use "
+                "scheduler='step' or 'none'")
+    total = max(1, epochs * (steps_per_epoch or 1))
     if name == "none":
         return None, "step"
     if name == "onecycle":

@@ -1,4 +1,8 @@
-"""Everything about a run's progress that a checkpoint must carry to resume exactly."""
+"""Everything about a run's progress that a checkpoint must carry to resume exactly.
+
+Counters and one row per epoch only, so a checkpoint's size does not grow with the steps; the per-step
+rows go to the run folder's ``steps.csv`` (``trainwell.report.metrics.StepsCsv``).
+"""
 
 from __future__ import annotations
 
@@ -20,11 +24,12 @@ class TrainState:
     best: float | None = None  # best monitored value so far
     best_epoch: int | None = None
     history: list[dict[str, Any]] = field(default_factory=list)  # one row per epoch
-    steps: list[dict[str, Any]] = field(default_factory=list)  # one row per step: step, loss, lr
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrainState:
+        d = dict(d)
+        d.pop("steps", None)  # checkpoints written before steps.csv kept every step's row here
         return cls(**d)

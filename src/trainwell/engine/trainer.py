@@ -3,6 +3,10 @@
 Per batch: move it to the device -> (augment) -> forward -> loss -> zero_grad(set_to_none)
 -> backward -> (clip) -> step -> (schedule). ``model.train()`` for training,
 ``model.eval()`` + ``torch.inference_mode()`` for validation, every epoch.
+
+The loop never waits for the device on its own: each step's loss stays a device tensor until
+``sync`` reads all pending ones at once, every ``log_every`` steps, at an epoch's end and before a
+checkpoint. Validation reads its sums once per pass.
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import torch
 from torch import nn
@@ -18,6 +23,7 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 
 from trainwell.engine.callbacks import Callback
+from trainwell.engine.monitor import check_mode, direction, monitored_value
 from trainwell.engine.seed import batch_generator, get_rng_state, set_rng_state
 from trainwell.engine.state import TrainState
 
@@ -52,11 +58,18 @@ def _split_batch(batch: Any) -> tuple[Any, Any]:
 
 
 class Metric(Protocol):
-    """Accumulates model outputs over an evaluation pass; ``compute`` gives named values."""
+    """Accumulates model outputs over an evaluation pass; ``compute`` gives named values.
+
+    ``direction(name)`` says, for a name ``compute`` returns, whether higher (``"max"``) or lower
+    (``"min"``) is better, or ``None`` when it has no direction; a metric without the method declares
+    none, and monitoring one of its values then needs an explicit mode.
+    """
 
     def update(self, output: Any, target: Any) -> None: ...
 
     def compute(self) -> dict[str, float]: ...
+
+    def direction(self, name: str) -> Literal["min", "max"] | None: ...
 
 
 class Accuracy:
@@ -68,7 +81,8 @@ class Accuracy:
     """
 
     def __init__(self, names: Sequence[str] | None = None) -> None:
-        self.correct, self.n, self.applies = 0, 0, True
+        self.correct: torch.Tensor | int = 0  # a device tensor once counting starts: read once, in compute
+        self.n, self.applies = 0, True
         self.names = list(names) if names else None
         self.heads: dict[str, Accuracy] = {}
 
@@ -80,7 +94,7 @@ class Accuracy:
             return
         if (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
                 and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0]):
-            self.correct += int((output.argmax(dim=1) == target).sum())
+            self.correct = self.correct + (output.argmax(dim=1) == target).sum()
             self.n += int(target.shape[0])
         else:
             self.applies = False
@@ -89,7 +103,10 @@ class Accuracy:
         if self.heads:
             return {f"accuracy_{name}": value
                     for name, head in self.heads.items() for value in head.compute().values()}
-        return {"accuracy": self.correct / self.n} if self.applies and self.n else {}
+        return {"accuracy": int(self.correct) / self.n} if self.applies and self.n else {}
+
+    def direction(self, name: str) -> Literal["min", "max"] | None:
+        return "max" if name == "accuracy" or name.startswith("accuracy_") else None
 
 
 def _heads(output: Any, target: Any, names: list[str] | None) -> dict[str, tuple[Any, Any]] | None:
@@ -117,20 +134,44 @@ def call_model(model: nn.Module, x: Any) -> Any:
     return model(*x) if isinstance(x, tuple) else model(x)
 
 
-def higher_is_better(name: str) -> bool:
-    """Accuracies (``val_accuracy``, a head's ``val_accuracy_<head>``) and AUCs are maximized; the rest minimized."""
-    return "accuracy" in name or name.endswith("auc")
+@dataclass
+class _Step:
+    """A step whose loss (and parts) are still on the device."""
+
+    step: int
+    size: int
+    lr: float
+    loss: torch.Tensor
+    parts: dict[str, torch.Tensor]
+
+
+def _read(tensors: list[torch.Tensor]) -> list[float]:
+    """Scalar tensors -> floats in one transfer (one host-device sync)."""
+    if not tensors:
+        return []
+    return torch.cat([t.reshape(1) for t in tensors]).tolist()  # type: ignore[no-any-return]
 
 
 class Trainer:
-    """Runs epochs of training and validation; callbacks observe and extend it."""
+    """Runs epochs of training and validation; callbacks observe and extend it.
+
+    ``monitor`` names the logged value that picks the best epoch (default: ``val_loss`` with a
+    ``val_loader``, else ``train_loss``); a value the run does not log is an error at the end of the
+    first epoch. ``monitor_mode`` is ``"min"``, ``"max"`` or ``"auto"`` (losses are minimized, a metric's
+    values go the way the metric declares). ``log_every`` is how many steps pass between reads of the
+    losses from the device.
+    """
 
     def __init__(self, model: nn.Module, loss_fn: LossFn, optimizer: Optimizer, train_loader: Iterable[Any], *,
                  val_loader: Iterable[Any] | None = None, epochs: int = 5, device: torch.device | None = None,
                  scheduler: LRScheduler | None = None, scheduler_interval: str = "step",
                  train_transform: InputTransform | None = None, eval_transform: InputTransform | None = None,
-                 grad_clip: float | None = None, seed: int = 0, monitor: str = "val_loss",
-                 callbacks: list[Callback] | None = None, metric: Callable[[], Metric] = Accuracy) -> None:
+                 grad_clip: float | None = None, seed: int = 0, monitor: str | None = None,
+                 monitor_mode: str = "auto", log_every: int = 10, callbacks: list[Callback] | None = None,
+                 metric: Callable[[], Metric] = Accuracy) -> None:
+        check_mode(monitor_mode)
+        if log_every < 1:
+            raise ValueError(f"log_every must be at least 1, got {log_every}")
         self.model = model
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -144,11 +185,14 @@ class Trainer:
         self.eval_transform = eval_transform
         self.grad_clip = grad_clip
         self.seed = seed
-        self.monitor = monitor
+        self.monitor = monitor or ("val_loss" if val_loader is not None else "train_loss")
+        self.monitor_mode = monitor_mode
+        self.log_every = log_every
         self.callbacks = list(callbacks or [])
         self.metric = metric
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
+        self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
         # Only callbacks that look at gradients cost a call per step.
         self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
                                for cb in self.callbacks)
@@ -156,27 +200,50 @@ class Trainer:
     # ------------------------------------------------------------------ public
 
     def fit(self) -> TrainState:
-        self._call("on_fit_start")
+        """Train the remaining epochs. Whatever hook or step raises, every callback that was started (and
+        not yet ended) gets ``on_exception`` before the error propagates."""
+        started: list[Callback] = []
         try:
-            while self.state.epoch < self.epochs:
-                self._train_epoch()
-                row = self._end_epoch()
-                self._call("on_epoch_end", row)
-        except StopTraining:
-            pass
+            try:
+                for cb in self.callbacks:
+                    started.append(cb)
+                    cb.on_fit_start(self)
+                while self.state.epoch < self.epochs:
+                    self._train_epoch()
+                    row = self._end_epoch()
+                    self._call("on_epoch_end", row)
+            except StopTraining:
+                self.sync()
+            for cb in list(started):
+                cb.on_fit_end(self)
+                started.remove(cb)
         except BaseException as e:
-            self._call("on_exception", e)
+            _clean_up(self, started, e)
             raise
-        self._call("on_fit_end")
         return self.state
+
+    def sync(self) -> None:
+        """Read the losses of the steps since the last read (one wait for the device) into ``state``,
+        then hand their rows to every callback's ``on_log``."""
+        pending, self._pending = self._pending, []
+        values = iter(_read([t for s in pending for t in (s.loss, *s.parts.values())]))
+        st = self.state
+        rows = []
+        for s in pending:
+            loss = next(values)
+            st.epoch_loss_sum += loss * s.size
+            for name in s.parts:
+                st.epoch_parts[name] = st.epoch_parts.get(name, 0.0) + next(values) * s.size
+            rows.append({"step": s.step, "loss": loss, "lr": s.lr})
+        if rows:
+            self._call("on_log", rows)
 
     def evaluate(self, loader: Iterable[Any]) -> dict[str, float]:
         """Mean loss (and its parts) plus the task's metrics (accuracy for class targets) over
         ``loader``, in eval mode without autograd."""
         was_training = self.model.training
         self.model.eval()
-        sums: dict[str, float] = {}
-        n = 0
+        batches: list[tuple[int, list[str], list[torch.Tensor]]] = []
         metric = self.metric()
         with torch.inference_mode():
             for batch in loader:
@@ -184,13 +251,18 @@ class Trainer:
                 if self.eval_transform is not None:
                     x = self.eval_transform(x, None)
                 out = call_model(self.model, x)
-                size = _batch_size(y)
                 total, parts = split_loss(self.loss_fn(out, y))
-                for name, value in {"loss": total, **parts}.items():
-                    sums[name] = sums.get(name, 0.0) + float(value) * size
-                n += size
+                values = {"loss": total, **parts}
+                batches.append((_batch_size(y), list(values), [v.detach() for v in values.values()]))
                 metric.update(out, y)
+            read = iter(_read([t for _, _, tensors in batches for t in tensors]))
         self.model.train(was_training)
+        sums: dict[str, float] = {}
+        n = 0
+        for size, names, _ in batches:
+            for name in names:
+                sums[name] = sums.get(name, 0.0) + next(read) * size
+            n += size
         metrics = {name: value / max(n, 1) for name, value in sums.items()} or {"loss": 0.0}
         metrics.update(metric.compute())
         return metrics
@@ -201,7 +273,9 @@ class Trainer:
     # ------------------------------------------------------------- checkpoint
 
     def state_dict(self) -> dict[str, Any]:
-        return {
+        """Everything exact resume needs; callbacks add their own entries (``on_save_checkpoint``)."""
+        self.sync()
+        ckpt = {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
@@ -210,6 +284,8 @@ class Trainer:
             # A loss with parameters (margin-loss class centres, learned task weights) resumes too.
             "loss": self.loss_fn.state_dict() if isinstance(self.loss_fn, nn.Module) else None,
         }
+        self._call("on_save_checkpoint", ckpt)
+        return ckpt
 
     def load_state_dict(self, ckpt: dict[str, Any]) -> None:
         self.model.load_state_dict(ckpt["model"])
@@ -219,7 +295,9 @@ class Trainer:
         if self.scheduler is not None and ckpt.get("scheduler") is not None:
             self.scheduler.load_state_dict(ckpt["scheduler"])
         self.state = TrainState.from_dict(ckpt["state"])
+        self._pending = []
         set_rng_state(ckpt["rng"])
+        self._call("on_load_checkpoint", ckpt)
 
     # ---------------------------------------------------------------- private
 
@@ -252,23 +330,24 @@ class Trainer:
             lr = self.lr()
             if self.scheduler is not None and self.scheduler_interval == "step":
                 self.scheduler.step()
-            value = float(loss.detach())
             size = _batch_size(y)
             st.step += 1
             st.batch_in_epoch += 1
-            st.epoch_loss_sum += value * size
             st.epoch_samples += size
             st.samples_seen += size
-            for name, part in parts.items():
-                st.epoch_parts[name] = st.epoch_parts.get(name, 0.0) + float(part.detach()) * size
-            st.steps.append({"step": st.step, "loss": value, "lr": lr})
+            loss = loss.detach()
+            self._pending.append(_Step(st.step, size, lr, loss, {k: v.detach() for k, v in parts.items()}))
             now = time.perf_counter()
             st.epoch_seconds += now - started
             st.train_seconds += now - started
             started = now
-            self._call("on_train_batch_end", value)
+            self._call("on_after_optimizer_step")
+            if st.step % self.log_every == 0:
+                self.sync()
+            self._call("on_train_batch_end", loss)
 
     def _end_epoch(self) -> dict[str, Any]:
+        self.sync()
         st = self.state
         row: dict[str, Any] = {
             "epoch": st.epoch + 1, "step": st.step,
@@ -278,14 +357,17 @@ class Trainer:
         for name, value in st.epoch_parts.items():
             row[f"train_{name}"] = value / max(st.epoch_samples, 1)
         if self.val_loader is not None:
-            for name, value in self.evaluate(self.val_loader).items():
-                row[f"val_{name}"] = value
+            self._call("on_validation_start")
+            try:
+                for name, value in self.evaluate(self.val_loader).items():
+                    row[f"val_{name}"] = value
+            finally:
+                self._call("on_validation_end")
         if self.scheduler is not None and self.scheduler_interval == "epoch":
             self.scheduler.step()
-        value = row.get(self.monitor)
-        if value is None:
-            value = row["train_loss"]
-        higher = higher_is_better(self.monitor) and row.get(self.monitor) is not None
+        value = monitored_value(row, self.monitor)
+        higher = direction(self.monitor, self.monitor_mode, loss_names={"loss", *st.epoch_parts},
+                           metric=self.metric()) == "max"
         better = st.best is None or (value > st.best if higher else value < st.best)
         if better and math.isfinite(value):
             st.best, st.best_epoch = value, st.epoch + 1
@@ -296,6 +378,15 @@ class Trainer:
         st.epoch_loss_sum, st.epoch_samples, st.epoch_seconds = 0.0, 0, 0.0
         st.epoch_parts = {}
         return row
+
+
+def _clean_up(trainer: Trainer, started: list[Callback], error: BaseException) -> None:
+    """``on_exception`` for each started callback, each one's cleanup run even when another's fails."""
+    for cb in started:
+        try:
+            cb.on_exception(trainer, error)
+        except BaseException as failed:  # noqa: BLE001 - the original error is the one to raise
+            error.add_note(f"{type(cb).__name__}.on_exception failed as well: {type(failed).__name__}: {failed}")
 
 
 def _batch_size(y: Any) -> int:

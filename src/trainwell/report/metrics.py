@@ -1,4 +1,4 @@
-"""metrics.csv (a row per epoch) and TensorBoard event files, as training callbacks."""
+"""metrics.csv (a row per epoch), steps.csv (a row per step) and TensorBoard event files, as training callbacks."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from trainwell.engine.trainer import Trainer
 
 COLUMNS = ["epoch", "step", "train_loss", "val_loss", "val_accuracy", "lr", "seconds"]
+STEP_COLUMNS = ["step", "loss", "lr"]
 
 
 def write_metrics_csv(path: Path, history: list[dict[str, Any]]) -> None:
@@ -35,6 +36,45 @@ class CsvLogger(Callback):
         write_metrics_csv(self.path, trainer.state.history)
 
 
+def read_steps(path: Path) -> list[dict[str, Any]]:
+    """The rows of a steps.csv, in order; a last line cut short by a crash (missing fields) is left out."""
+    if not path.is_file():
+        return []
+    rows = []
+    with path.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            try:
+                rows.append({"step": int(row["step"]), "loss": float(row["loss"]), "lr": float(row["lr"])})
+            except (TypeError, ValueError):
+                continue
+    return rows
+
+
+class StepsCsv(Callback):
+    """steps.csv: one row per optimizer step (step, loss, lr), appended as the trainer reads them.
+
+    A resumed run first drops the rows past its checkpoint's step (written after the last save, before the
+    run stopped), so the file holds each step once.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def on_fit_start(self, trainer: Trainer) -> None:
+        step = trainer.state.step
+        kept = [r for r in read_steps(self.path) if r["step"] <= step] if step else []
+        tmp = self.path.with_suffix(".csv.tmp")
+        with tmp.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(STEP_COLUMNS)
+            writer.writerows([r[k] for k in STEP_COLUMNS] for r in kept)
+        os.replace(tmp, self.path)
+
+    def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
+        with self.path.open("a", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([r[k] for k in STEP_COLUMNS] for r in rows)
+
+
 class TensorBoardLogger(Callback):
     """Scalars every ``log_every`` steps and per epoch; a resumed run purges events past its step."""
 
@@ -49,11 +89,13 @@ class TensorBoardLogger(Callback):
         step = trainer.state.step
         self._writer = SummaryWriter(str(self.log_dir), purge_step=step if step else None)
 
-    def on_train_batch_end(self, trainer: Trainer, loss: float) -> None:
-        step = trainer.state.step
-        if step % self.log_every == 0:
-            self._writer.add_scalar("train/loss", loss, step)
-            self._writer.add_scalar("train/lr", trainer.lr(), step)
+    def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
+        if self._writer is None:
+            return
+        for row in rows:
+            if row["step"] % self.log_every == 0:
+                self._writer.add_scalar("train/loss", row["loss"], row["step"])
+                self._writer.add_scalar("train/lr", row["lr"], row["step"])
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         for key in row:

@@ -7,7 +7,7 @@ as ``val_auc`` / ``val_tar_at_far1`` in the history and ``test_auc`` / ``test_ta
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -43,3 +43,6 @@ class VerificationMetric:
         p = make_pairs(y, self.pairs, self.seed)
         s = pair_scores(e, p.left, p.right)
         return {"auc": roc_auc(s, p.same), "tar_at_far1": tar_at_far(s, p.same, 0.01)}
+
+    def direction(self, name: str) -> Literal["min", "max"] | None:
+        return "max" if name == "auc" or name.startswith("tar_") else None
