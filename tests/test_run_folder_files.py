@@ -21,3 +21,49 @@ def test_summary_json_equals_the_summary_returned(tmp_path: Path) -> None:
     on_disk = json.loads((result.run_dir / "summary.json").read_text(encoding="utf-8"))
     assert "doctor_findings" in on_disk  # added by the doctor's callback, before the file is written
     assert on_disk == json.loads(json.dumps(result.summary, default=str))
+
+
+def test_every_file_of_the_run_folder_is_written_whole(tmp_path: Path, monkeypatch) -> None:
+    """Each file (but TensorBoard's own event files) is renamed into place by the one atomic writer, so an
+    interrupted write never leaves half a file (steps.csv is created so, then only appended to)."""
+    import os
+
+    from trainwell.app.configure import resolve
+    from trainwell.app.run import train_from_config
+
+    renamed: set[Path] = set()
+    real_replace = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        renamed.add(Path(dst).resolve())
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    config = resolve(flags={"data.name": "digits", "train.epochs": 1},
+                     sets=["model.channels=[4]", "model.hidden=[8]", "data.augment=none"])
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    train_from_config(config, run_dir, progress=False)
+    files = {p.resolve() for p in run_dir.rglob("*") if p.is_file() and "tensorboard" not in p.parts}
+    expected = {run_dir / n for n in ("config.yaml", "env.json", "metrics.csv", "summary.json", "report.html",
+                                      "doctor.json", "checkpoints/last.pt", "checkpoints/best.pt")}
+    assert {p.resolve() for p in expected} <= files
+    assert files <= renamed, sorted(str(p) for p in files - renamed)
+
+
+def test_a_failed_write_keeps_the_previous_file(tmp_path: Path) -> None:
+    import pytest
+
+    from trainwell._files import atomic_write, atomic_write_text
+
+    target = tmp_path / "summary.json"
+    atomic_write_text(target, "old\n")
+
+    def broken(f) -> None:
+        f.write(b"half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, broken)
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]  # no temporary file left behind

@@ -353,7 +353,9 @@ def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
 
 
 def save_yaml(config: Config, path: Path) -> None:
-    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    from trainwell._files import atomic_write_text
+
+    atomic_write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
 
 
 def load_run_config(run_dir: Path) -> Config:

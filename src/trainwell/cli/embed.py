@@ -78,11 +78,10 @@ def embed_images(model: Any, data: dict[str, Any], paths: list[Path], batch_size
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     import numpy as np
 
     from trainwell._errors import TrainwellError
+    from trainwell._files import atomic_write, atomic_write_text
 
     out = Path(args.out)
     if out.suffix != ".npy":
@@ -92,10 +91,8 @@ def run(args: argparse.Namespace) -> int:
     paths = image_paths(args.files)
     emb = embed_images(model, data, paths, args.batch_size)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp.npy")
-    np.save(tmp, emb)
-    os.replace(tmp, out)
+    atomic_write(out, lambda f: np.save(f, emb))
     listing = out.with_suffix(".files.txt")
-    listing.write_text("".join(f"{p}\n" for p in paths), encoding="utf-8")
+    atomic_write_text(listing, "".join(f"{p}\n" for p in paths))
     print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 embeddings to {out}; row i is line i of {listing}")
     return 0

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from trainwell._errors import TrainwellError
+from trainwell._files import atomic_write
 
 FORMAT = "trainwell-checkpoint/1"
 
 
 def atomic_save(obj: dict[str, Any], path: Path) -> None:
-    """Write to a temporary file in the same folder, flush it to disk, then rename over ``path``.
-
-    A crash or ``kill -9`` during the write leaves the previous file intact.
-    """
+    """``torch.save`` through :func:`trainwell._files.atomic_write`: a crash or ``kill -9`` during the
+    write leaves the previous file intact."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda f: torch.save(obj, f))
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:

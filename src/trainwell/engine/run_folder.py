@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from trainwell._errors import TrainwellError
+from trainwell._files import atomic_write_json
 
 
 def new_run_dir(out: str | None, name: str) -> Path:
@@ -60,6 +60,4 @@ def check_run_dir(path: Path) -> Path:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_json(path, data)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import math
-import os
-import secrets
 from collections.abc import Callable, Mapping
 from html import escape
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from trainwell._files import atomic_write_text
 from trainwell.report import plots
 from trainwell.report.plots import as_float as _num
 
@@ -213,19 +212,6 @@ def render_report(
     )
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    # os.open with 0o666 lets the umask decide the final permissions (mkstemp would force 0600).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def write_report(
@@ -248,5 +234,5 @@ def write_report(
         title=title, epochs=epochs, steps=steps, config=config, summary=summary, extra_sections=extra_sections
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, page)
+    atomic_write_text(path, page)
     return path

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
-import os
+import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainwell._files import atomic_write_text
 from trainwell.engine.callbacks import Callback
 
 if TYPE_CHECKING:
@@ -19,13 +20,12 @@ STEP_COLUMNS = ["step", "loss", "lr"]
 def write_metrics_csv(path: Path, history: list[dict[str, Any]]) -> None:
     """Rewrite the whole file from the history (small), so a resumed run never duplicates rows."""
     extra = sorted({k for row in history for k in row} - set(COLUMNS) - {"is_best"})
-    tmp = path.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS + extra, extrasaction="ignore")
-        writer.writeheader()
-        for row in history:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS + extra})
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=COLUMNS + extra, extrasaction="ignore")
+    writer.writeheader()
+    for row in history:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS + extra})
+    atomic_write_text(path, text.getvalue())
 
 
 class CsvLogger(Callback):
@@ -63,12 +63,11 @@ class StepsCsv(Callback):
     def on_fit_start(self, trainer: Trainer) -> None:
         step = trainer.state.step
         kept = [r for r in read_steps(self.path) if r["step"] <= step] if step else []
-        tmp = self.path.with_suffix(".csv.tmp")
-        with tmp.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(STEP_COLUMNS)
-            writer.writerows([r[k] for k in STEP_COLUMNS] for r in kept)
-        os.replace(tmp, self.path)
+        text = io.StringIO(newline="")
+        writer = csv.writer(text)
+        writer.writerow(STEP_COLUMNS)
+        writer.writerows([r[k] for k in STEP_COLUMNS] for r in kept)
+        atomic_write_text(self.path, text.getvalue())
 
     def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
         with self.path.open("a", newline="", encoding="utf-8") as f:
