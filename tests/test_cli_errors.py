@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import train_once
 from trainwell.cli import main
 
 TINY = ["--set", "data.limit=200", "--epochs", "1", "--set", "model.channels=[4]", "--set", "model.hidden=[8]",
@@ -158,11 +159,39 @@ def test_out_that_is_a_file(capsys, tmp_path: Path) -> None:
     assert (tmp_path / "f").read_text(encoding="utf-8") == "x"
 
 
+@pytest.mark.parametrize("out", ["f/run", "/proc/trainwell-run"])
+def test_out_that_cannot_be_created(capsys, tmp_path: Path, out: str) -> None:
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    err = fails(capsys, "train", "--out", out, *TINY)
+    assert f"Cannot write to {out!r}" in err and "Fix:" in err
+
+
+def test_out_on_a_read_only_file_system(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    real_mkdir = Path.mkdir
+
+    def read_only(self: Path, *args: object, **kwargs: object) -> None:
+        if self.name == "ro-run":
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    err = fails(capsys, "train", "--out", "ro-run", *TINY)
+    assert "'ro-run'" in err and "Read-only file system" in err
+
+
 def test_resume_a_folder_that_is_not_a_run(capsys, tmp_path: Path) -> None:
     (tmp_path / "notarun").mkdir()
     (tmp_path / "notarun" / "x.txt").write_text("x", encoding="utf-8")
     err = fails(capsys, "train", "--resume", "notarun")
     assert "notarun" in err and "not a trainwell run folder" in err
+
+
+def test_resume_a_file_asks_for_the_run_folder(capsys, trained_run: Path) -> None:
+    err = fails(capsys, "train", "--resume", str(trained_run / "checkpoints" / "last.pt"))
+    assert "is a file" in err and "the run folder" in err and f"give {str(trained_run)!r}" in err
+    assert "does not exist" not in err
 
 
 def test_resume_a_missing_folder(capsys) -> None:
@@ -180,13 +209,7 @@ def test_predict_on_a_folder_that_is_not_a_run(capsys, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One tiny real run (digits, 200 samples, 1 epoch) for the tests that need a run folder."""
-    root = tmp_path_factory.mktemp("trained")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(root)
-        mp.setenv("PYTHONHASHSEED", "0")
-        rc = main(["train", "--data", "digits", "--out", "run", *TINY])
-    assert rc == 0
-    yield root / "run"
+    yield train_once(tmp_path_factory, ["--data", "digits", *TINY])
 
 
 def test_predict_with_a_missing_input_file(capsys, trained_run: Path) -> None:

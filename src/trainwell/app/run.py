@@ -84,9 +84,14 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         trainer: Trainer = EmaTrainer(model, loss_fn, optimizer, train_loader, ema=tc.ema, **options)
     else:
         trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
-    if resume:
-        trainer.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "last.pt", device))
-    else:
+    last = run_dir / "checkpoints" / "last.pt"
+    if resume and last.is_file():
+        trainer.load_state_dict(load_checkpoint(last, device))
+    else:  # a new run, or one stopped before its first checkpoint: (again) from step 0, seeded alike
+        if resume:
+            import shutil
+
+            shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)  # the stopped attempt's events
         save_yaml(config, run_dir / "config.yaml")
         from trainwell.env import collect_env
 
