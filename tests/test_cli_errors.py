@@ -46,6 +46,14 @@ def _png(path: Path, seed: int) -> None:
 # --------------------------------------------------------------------------- config problems
 
 
+def test_misspelt_command_did_you_mean(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["trian"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "'trian'" in err and "Did you mean 'train'?" in err and "Traceback" not in err
+
+
 def test_unknown_dataset(capsys) -> None:
     err = fails(capsys, "train", "--data", "mnist5k", *TINY)
     assert "'mnist5k'" in err and "Did you mean 'mnist-5k'?" in err and "Choose one of" in err
@@ -92,6 +100,13 @@ def test_config_file_not_a_mapping(capsys, tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text("- a\n- b\n", encoding="utf-8")
     err = fails(capsys, "train", "--config", "c.yaml", *TINY)
     assert "c.yaml" in err and "mapping" in err
+
+
+def test_config_file_yaml_syntax_error_names_file_line_and_column(capsys, tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text("train:\n  lr: 0.01\n epochs: 3\n", encoding="utf-8")
+    err = fails(capsys, "train", "--config", "c.yaml", *TINY)
+    assert "'c.yaml', line 3, column 2: not valid YAML" in err
+    assert "<unicode string>" not in err
 
 
 def test_nothing_is_created_for_a_config_error(capsys, tmp_path: Path) -> None:
@@ -181,6 +196,17 @@ def test_out_on_a_read_only_file_system(capsys, monkeypatch: pytest.MonkeyPatch)
     assert "'ro-run'" in err and "Read-only file system" in err
 
 
+def test_embed_out_that_cannot_be_written(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import trainwell.cli.embed as embed
+
+    monkeypatch.setattr(embed, "load_embedder", lambda *args: (None, {}))  # the writing is what is tested
+    monkeypatch.setattr(embed, "embed_images", lambda *args: np.zeros((1, 4), dtype=np.float32))
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    _png(tmp_path / "x.png", 0)
+    err = fails(capsys, "embed", "run", "x.png", "--out", "f/e.npy")
+    assert "Cannot write to 'f/e.npy'" in err
+
+
 def test_resume_a_folder_that_is_not_a_run(capsys, tmp_path: Path) -> None:
     (tmp_path / "notarun").mkdir()
     (tmp_path / "notarun" / "x.txt").write_text("x", encoding="utf-8")
@@ -229,6 +255,7 @@ def test_predict_with_a_corrupt_input_image(capsys, trained_run: Path, tmp_path:
     (tmp_path / "bad.png").write_bytes(b"not an image at all")
     err = fails(capsys, "predict", str(trained_run), "bad.png")
     assert "bad.png" in err
+    assert "skip_bad" not in err and "leave this file out" in err  # predict takes no --set
 
 
 def test_resume_with_other_options_is_refused(capsys, trained_run: Path) -> None:

@@ -238,6 +238,37 @@ def test_csv_nan_or_empty_value(tmp_path: Path, cell: str) -> None:
     assert "line 4" in msg and "'f2'" in msg
 
 
+def test_csv_empty_cell_says_it_is_empty(tmp_path: Path) -> None:
+    p = _csv(tmp_path, "f1,f2,label\n1,2,0\n3,,1\n5,6,0\n")
+    with pytest.raises(DataError) as e:
+        build_data(DataConfig(name="csv", path=str(p)))
+    msg = str(e.value)
+    assert "line 3, column 'f2': the cell is empty" in msg and "drop that row" in msg
+    assert "encode categories" not in msg
+
+
+def test_csv_with_semicolons_is_read_by_its_header(tmp_path: Path) -> None:
+    p = _csv(tmp_path, _good_csv_text(40).replace(",", ";"))
+    b = build_data(DataConfig(name="csv", path=str(p)))
+    assert b.preprocess.features == ["f1", "f2"] and b.class_names == ["1", "2"]
+    assert any("semicolons" in n for n in b.info["notes"])
+
+
+def test_csv_with_semicolons_and_decimal_commas_says_how_to_write_decimals(tmp_path: Path) -> None:
+    p = _csv(tmp_path, "f1;f2;label\n1,5;2;0\n3;4;1\n")
+    with pytest.raises(DataError, match=r"(?s)'1,5' is not a number.*semicolons.*1\.5"):
+        build_data(DataConfig(name="csv", path=str(p)))
+
+
+def test_text_csv_with_semicolons(tmp_path: Path) -> None:
+    from trainwell.data.text_files import read_text_file
+
+    p = _csv(tmp_path, "text;label\ngood, really;pos\nbad;neg\n")
+    raw = read_text_file(p, "csv", "text", "label")
+    assert raw.texts == ["good, really", "bad"] and raw.labels == ["pos", "neg"]
+    assert "semicolons" in raw.source
+
+
 def test_csv_empty_label(tmp_path: Path) -> None:
     p = _csv(tmp_path, "f1,label\n1,0\n2,\n3,1\n")
     with pytest.raises(DataError, match="line 3") as e:

@@ -91,11 +91,16 @@ def run(args: argparse.Namespace) -> int:
     model, data = load_embedder(Path(args.run_dir), args.checkpoint, args.device)
     paths = image_paths(args.files)
     emb = embed_images(model, data, paths, args.batch_size)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp.npy")
-    np.save(tmp, emb)
-    os.replace(tmp, out)
     listing = out.with_suffix(".files.txt")
-    listing.write_text("".join(f"{p}\n" for p in paths), encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        np.save(tmp, emb)
+        os.replace(tmp, out)
+        listing.write_text("".join(f"{p}\n" for p in paths), encoding="utf-8")
+    except OSError as e:
+        from trainwell.engine.run_folder import cannot_write
+
+        raise cannot_write(out, e, fix="choose an --out in a folder you can write to") from None
     print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 embeddings to {out}; row i is line i of {listing}")
     return 0

@@ -30,8 +30,10 @@ def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor
                 img = img.resize((size[1], size[0]), Image.BILINEAR)
             arr = np.asarray(img, dtype=np.uint8)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
+        # Training checks every file first (_check_readable, which offers data.skip_bad); here the
+        # file is one the user named to predict / embed / verify, which take no --set.
         raise DataError(f"Cannot read image {str(path)!r}: {e}.",
-                        fix="remove or replace the file, or skip unreadable images with --set data.skip_bad=true") from None
+                        fix="leave this file out, or replace it with a readable image") from None
     t = torch.from_numpy(arr.copy())
     t = t.unsqueeze(0) if t.ndim == 2 else t.permute(2, 0, 1)
     return t.float() / 255.0
