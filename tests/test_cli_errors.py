@@ -141,6 +141,15 @@ def test_csv_non_numeric_cell(capsys, tmp_path: Path) -> None:
     assert "line 7" in err and "'x2'" in err and "'five'" in err
 
 
+def test_text_data_too_small_to_split(capsys, tmp_path: Path) -> None:
+    lines = "".join(f"{t}\t{lab}\n" for t, lab in [("good", "pos"), ("fine", "pos"), ("ok", "pos"),
+                                                   ("bad", "neg"), ("awful", "neg")] * 3)  # 5 unique texts
+    (tmp_path / "t.tsv").write_text("text\tlabel\n" + lines, encoding="utf-8")
+    err = fails(capsys, "train", "--data", "tsv:t.tsv", "--out", "run", "--epochs", "1", "--no-progress")
+    assert "5 samples are too few to split" in err and "data.val_fraction" in err
+    assert not (tmp_path / "run").exists()
+
+
 def test_image_folder_with_a_corrupt_image(capsys, tmp_path: Path) -> None:
     for c in ("a", "b"):
         for i in range(4):

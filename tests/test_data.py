@@ -87,6 +87,24 @@ def test_split_indices_zero_fraction_gives_an_empty_part() -> None:
     assert len(train) + len(val) == 20
 
 
+def test_split_indices_too_few_samples_for_a_split() -> None:
+    with pytest.raises(DataError) as e:
+        split_indices(_balanced_labels(2, 2), [0.1, 0.1], seed=0, names=("data.val_fraction", "data.test_fraction"))
+    msg = str(e.value)
+    assert "4 samples are too few to split" in msg and "data.val_fraction=0.1 of 4 rounds to 0" in msg
+    assert "at least 6 samples" in msg and "all 2 classes" in msg and "data.test_fraction" in msg
+    with pytest.raises(DataError, match="leaving none to train on"):
+        split_indices(_balanced_labels(2, 1), [0.5, 0.5], seed=0)
+
+
+def test_csv_too_small_to_split(tmp_path: Path) -> None:
+    p = _csv(tmp_path, "f1,label\n1,0\n2,1\n3,0\n4,1\n5,0\n")
+    with pytest.raises(DataError, match="5 samples are too few to split"):
+        build_data(DataConfig(name="csv", path=str(p)))
+    b = build_data(DataConfig(name="csv", path=str(p), val_fraction=0.2, test_fraction=0.2))  # the fix it names
+    assert b.info["sizes"] == {"train": 3, "val": 1, "test": 1}
+
+
 def test_split_indices_are_stratified() -> None:
     labels = _balanced_labels(10, 100)
     for seed in (0, 1):

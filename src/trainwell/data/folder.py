@@ -13,7 +13,7 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, fit_stats
 from trainwell.data.registry import DATASETS
-from trainwell.data.splits import split_indices
+from trainwell.data.splits import FRACTION_KEYS, split_indices
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 _STATS_SAMPLE = 1000  # images used to measure mean / std: plenty for two numbers per channel
@@ -120,7 +120,7 @@ def image_folder(cfg: DataConfig) -> DataBundle:
     if val_items is None:
         labels = np.array([lab for _, lab in train_items])
         fracs = [cfg.val_fraction] + ([cfg.test_fraction] if test_items is None else [])
-        parts = split_indices(labels, fracs, cfg.split_seed)
+        parts = split_indices(labels, fracs, cfg.split_seed, names=FRACTION_KEYS)
         splits["val"] = [train_items[i] for i in parts[1]]
         if test_items is None:
             splits["test"] = [train_items[i] for i in parts[2]]
