@@ -12,6 +12,7 @@ from torch.utils.data import Dataset
 from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, fit_stats
+from trainwell.data.input_check import file_size
 from trainwell.data.registry import DATASETS
 from trainwell.data.splits import FRACTION_KEYS, split_indices
 
@@ -133,7 +134,10 @@ def image_folder(cfg: DataConfig) -> DataBundle:
     sample = rng.choice(len(train), size=min(_STATS_SAMPLE, len(train)), replace=False)
     stack = torch.stack([train[int(i)][0] for i in sample])
     mean, std = fit_stats(stack, "image", 1.0)
-    pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std)
+    # The files' own size (median of the sample), so predict can tell when an input is far from it.
+    source = [int(v) for v in np.median([file_size(train_items[int(i)][0])[::-1] for i in sample], axis=0)]
+    pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std,
+                     source_size=source if tuple(source) != tuple(size) else [])
     info: dict[str, Any] = {"source": f"image folder {root}", "layout": layout, "split_seed": cfg.split_seed,
                             "sizes": {k: len(v or []) for k, v in (("train", train_items), ("val", splits["val"]),
                                                                    ("test", splits["test"]))}}
