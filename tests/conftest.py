@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,15 @@ def _no_leaked_env():
     leaked = {k for k in os.environ if k not in before and not k.startswith("TORCH")} - {"CUBLAS_WORKSPACE_CONFIG"}
     sys.path[:] = before_path
     assert not leaked, f"test leaked environment variables: {sorted(leaked)}"
+
+
+def train_once(tmp_path_factory: pytest.TempPathFactory, argv: list[str]) -> Path:
+    """Run ``trainwell train --out run ARGV`` in-process in a fresh folder (for module-scoped fixtures)."""
+    from trainwell.cli import main
+
+    root = tmp_path_factory.mktemp("trained")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        mp.setenv("PYTHONHASHSEED", "0")
+        assert main(["train", "--out", "run", *argv]) == 0
+    return root / "run"

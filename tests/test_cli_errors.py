@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import train_once
 from trainwell.cli import main
 
 TINY = ["--set", "data.limit=200", "--epochs", "1", "--set", "model.channels=[4]", "--set", "model.hidden=[8]",
@@ -43,6 +44,14 @@ def _png(path: Path, seed: int) -> None:
 
 
 # --------------------------------------------------------------------------- config problems
+
+
+def test_misspelt_command_did_you_mean(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["trian"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "'trian'" in err and "Did you mean 'train'?" in err and "Traceback" not in err
 
 
 def test_unknown_dataset(capsys) -> None:
@@ -93,6 +102,13 @@ def test_config_file_not_a_mapping(capsys, tmp_path: Path) -> None:
     assert "c.yaml" in err and "mapping" in err
 
 
+def test_config_file_yaml_syntax_error_names_file_line_and_column(capsys, tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text("train:\n  lr: 0.01\n epochs: 3\n", encoding="utf-8")
+    err = fails(capsys, "train", "--config", "c.yaml", *TINY)
+    assert "'c.yaml', line 3, column 2: not valid YAML" in err
+    assert "<unicode string>" not in err
+
+
 def test_nothing_is_created_for_a_config_error(capsys, tmp_path: Path) -> None:
     fails(capsys, "train", "--lr", "0", *TINY)
     assert list(tmp_path.iterdir()) == []
@@ -123,6 +139,15 @@ def test_csv_non_numeric_cell(capsys, tmp_path: Path) -> None:
     (tmp_path / "t.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     err = fails(capsys, "train", "--data", "csv:t.csv", "--out", "run", *TINY)
     assert "line 7" in err and "'x2'" in err and "'five'" in err
+
+
+def test_text_data_too_small_to_split(capsys, tmp_path: Path) -> None:
+    lines = "".join(f"{t}\t{lab}\n" for t, lab in [("good", "pos"), ("fine", "pos"), ("ok", "pos"),
+                                                   ("bad", "neg"), ("awful", "neg")] * 3)  # 5 unique texts
+    (tmp_path / "t.tsv").write_text("text\tlabel\n" + lines, encoding="utf-8")
+    err = fails(capsys, "train", "--data", "tsv:t.tsv", "--out", "run", "--epochs", "1", "--no-progress")
+    assert "5 samples are too few to split" in err and "data.val_fraction" in err
+    assert not (tmp_path / "run").exists()
 
 
 def test_image_folder_with_a_corrupt_image(capsys, tmp_path: Path) -> None:
@@ -158,11 +183,50 @@ def test_out_that_is_a_file(capsys, tmp_path: Path) -> None:
     assert (tmp_path / "f").read_text(encoding="utf-8") == "x"
 
 
+@pytest.mark.parametrize("out", ["f/run", "/proc/trainwell-run"])
+def test_out_that_cannot_be_created(capsys, tmp_path: Path, out: str) -> None:
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    err = fails(capsys, "train", "--out", out, *TINY)
+    assert f"Cannot write to {out!r}" in err and "Fix:" in err
+
+
+def test_out_on_a_read_only_file_system(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    real_mkdir = Path.mkdir
+
+    def read_only(self: Path, *args: object, **kwargs: object) -> None:
+        if self.name == "ro-run":
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    err = fails(capsys, "train", "--out", "ro-run", *TINY)
+    assert "'ro-run'" in err and "Read-only file system" in err
+
+
+def test_embed_out_that_cannot_be_written(capsys, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import trainwell.cli.embed as embed
+
+    monkeypatch.setattr(embed, "load_embedder", lambda *args: (None, {}))  # the writing is what is tested
+    monkeypatch.setattr(embed, "embed_images", lambda *args: np.zeros((1, 4), dtype=np.float32))
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    _png(tmp_path / "x.png", 0)
+    err = fails(capsys, "embed", "run", "x.png", "--out", "f/e.npy")
+    assert "Cannot write to 'f/e.npy'" in err
+
+
 def test_resume_a_folder_that_is_not_a_run(capsys, tmp_path: Path) -> None:
     (tmp_path / "notarun").mkdir()
     (tmp_path / "notarun" / "x.txt").write_text("x", encoding="utf-8")
     err = fails(capsys, "train", "--resume", "notarun")
     assert "notarun" in err and "not a trainwell run folder" in err
+
+
+def test_resume_a_file_asks_for_the_run_folder(capsys, trained_run: Path) -> None:
+    err = fails(capsys, "train", "--resume", str(trained_run / "checkpoints" / "last.pt"))
+    assert "is a file" in err and "the run folder" in err and f"give {str(trained_run)!r}" in err
+    assert "does not exist" not in err
 
 
 def test_resume_a_missing_folder(capsys) -> None:
@@ -180,13 +244,7 @@ def test_predict_on_a_folder_that_is_not_a_run(capsys, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One tiny real run (digits, 200 samples, 1 epoch) for the tests that need a run folder."""
-    root = tmp_path_factory.mktemp("trained")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(root)
-        mp.setenv("PYTHONHASHSEED", "0")
-        rc = main(["train", "--data", "digits", "--out", "run", *TINY])
-    assert rc == 0
-    yield root / "run"
+    yield train_once(tmp_path_factory, ["--data", "digits", *TINY])
 
 
 def test_predict_with_a_missing_input_file(capsys, trained_run: Path) -> None:
@@ -206,6 +264,7 @@ def test_predict_with_a_corrupt_input_image(capsys, trained_run: Path, tmp_path:
     (tmp_path / "bad.png").write_bytes(b"not an image at all")
     err = fails(capsys, "predict", str(trained_run), "bad.png")
     assert "bad.png" in err
+    assert "skip_bad" not in err and "leave this file out" in err  # predict takes no --set
 
 
 def test_resume_with_other_options_is_refused(capsys, trained_run: Path) -> None:

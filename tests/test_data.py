@@ -87,6 +87,24 @@ def test_split_indices_zero_fraction_gives_an_empty_part() -> None:
     assert len(train) + len(val) == 20
 
 
+def test_split_indices_too_few_samples_for_a_split() -> None:
+    with pytest.raises(DataError) as e:
+        split_indices(_balanced_labels(2, 2), [0.1, 0.1], seed=0, names=("data.val_fraction", "data.test_fraction"))
+    msg = str(e.value)
+    assert "4 samples are too few to split" in msg and "data.val_fraction=0.1 of 4 rounds to 0" in msg
+    assert "at least 6 samples" in msg and "all 2 classes" in msg and "data.test_fraction" in msg
+    with pytest.raises(DataError, match="leaving none to train on"):
+        split_indices(_balanced_labels(2, 1), [0.5, 0.5], seed=0)
+
+
+def test_csv_too_small_to_split(tmp_path: Path) -> None:
+    p = _csv(tmp_path, "f1,label\n1,0\n2,1\n3,0\n4,1\n5,0\n")
+    with pytest.raises(DataError, match="5 samples are too few to split"):
+        build_data(DataConfig(name="csv", path=str(p)))
+    b = build_data(DataConfig(name="csv", path=str(p), val_fraction=0.2, test_fraction=0.2))  # the fix it names
+    assert b.info["sizes"] == {"train": 3, "val": 1, "test": 1}
+
+
 def test_split_indices_are_stratified() -> None:
     labels = _balanced_labels(10, 100)
     for seed in (0, 1):
@@ -236,6 +254,37 @@ def test_csv_nan_or_empty_value(tmp_path: Path, cell: str) -> None:
         build_data(DataConfig(name="csv", path=str(p)))
     msg = str(e.value)
     assert "line 4" in msg and "'f2'" in msg
+
+
+def test_csv_empty_cell_says_it_is_empty(tmp_path: Path) -> None:
+    p = _csv(tmp_path, "f1,f2,label\n1,2,0\n3,,1\n5,6,0\n")
+    with pytest.raises(DataError) as e:
+        build_data(DataConfig(name="csv", path=str(p)))
+    msg = str(e.value)
+    assert "line 3, column 'f2': the cell is empty" in msg and "drop that row" in msg
+    assert "encode categories" not in msg
+
+
+def test_csv_with_semicolons_is_read_by_its_header(tmp_path: Path) -> None:
+    p = _csv(tmp_path, _good_csv_text(40).replace(",", ";"))
+    b = build_data(DataConfig(name="csv", path=str(p)))
+    assert b.preprocess.features == ["f1", "f2"] and b.class_names == ["1", "2"]
+    assert any("semicolons" in n for n in b.info["notes"])
+
+
+def test_csv_with_semicolons_and_decimal_commas_says_how_to_write_decimals(tmp_path: Path) -> None:
+    p = _csv(tmp_path, "f1;f2;label\n1,5;2;0\n3;4;1\n")
+    with pytest.raises(DataError, match=r"(?s)'1,5' is not a number.*semicolons.*1\.5"):
+        build_data(DataConfig(name="csv", path=str(p)))
+
+
+def test_text_csv_with_semicolons(tmp_path: Path) -> None:
+    from trainwell.data.text_files import read_text_file
+
+    p = _csv(tmp_path, "text;label\ngood, really;pos\nbad;neg\n")
+    raw = read_text_file(p, "csv", "text", "label")
+    assert raw.texts == ["good, really", "bad"] and raw.labels == ["pos", "neg"]
+    assert "semicolons" in raw.source
 
 
 def test_csv_empty_label(tmp_path: Path) -> None:

@@ -205,7 +205,13 @@ def load_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
-        raise ConfigError(f"Config file {str(path)!r} is not valid YAML: {e}") from None
+        # PyYAML's own text names "<unicode string>"; the mark (0-based) and the problem name the file's spot.
+        mark = getattr(e, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or type(e).__name__
+        raise ConfigError(f"Config file {str(path)!r}{where}: not valid YAML ({problem}).",
+                          fix="check that line: `key: value` pairs, nested keys indented by spaces (no tabs), "
+                              "and quotes closed") from None
     except UnicodeDecodeError:
         raise ConfigError(f"Config file {str(path)!r} is not UTF-8 text.") from None
     if data is None:

@@ -90,9 +90,14 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         "grad_clip": tc.grad_clip, "seed": config.seed, "monitor": tc.monitor, "monitor_mode": tc.monitor_mode,
         "log_every": tc.log_every, "callbacks": callbacks, "metric": task.metric(config, bundle)}
     trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
-    if resume:
-        trainer.load_state_dict(load_checkpoint(run_dir / "checkpoints" / "last.pt"))
-    else:
+    last = run_dir / "checkpoints" / "last.pt"
+    if resume and last.is_file():
+        trainer.load_state_dict(load_checkpoint(last))
+    else:  # a new run, or one stopped before its first checkpoint: (again) from step 0, seeded alike
+        if resume:
+            import shutil
+
+            shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)  # the stopped attempt's events
         save_yaml(config, run_dir / "config.yaml")
         from trainwell.env import collect_env
 

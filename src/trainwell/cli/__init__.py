@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from trainwell import __version__
 from trainwell.cli import checks, doctor, env, listing, predict, summary, train
@@ -16,8 +17,21 @@ from trainwell.cli import embed, verify
 COMMANDS = (train, doctor, checks, env, summary, predict, embed, verify, listing)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, plus "Did you mean 'train'?" when a command or a choice is misspelt (exit code 2 as before)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as e:
+            from trainwell._registry import did_you_mean
+
+            hint = did_you_mean(value, [str(c) for c in action.choices]) if action.choices else ""
+            raise argparse.ArgumentError(action, f"{e.message}.{hint}" if hint else e.message) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="trainwell",
         description="Train PyTorch models the way experienced practitioners do.",
         epilog="Start with `trainwell train` (the built-in mnist-5k digits, on CPU in about a minute).")

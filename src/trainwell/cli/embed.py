@@ -90,9 +90,14 @@ def run(args: argparse.Namespace) -> int:
     model, data = load_embedder(Path(args.run_dir), args.checkpoint, args.device)
     paths = image_paths(args.files)
     emb = embed_images(model, data, paths, args.batch_size)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(out, lambda f: np.save(f, emb))
     listing = out.with_suffix(".files.txt")
-    atomic_write_text(listing, "".join(f"{p}\n" for p in paths))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(out, lambda f: np.save(f, emb))
+        atomic_write_text(listing, "".join(f"{p}\n" for p in paths))
+    except OSError as e:
+        from trainwell.engine.run_folder import cannot_write
+
+        raise cannot_write(out, e, fix="choose an --out in a folder you can write to") from None
     print(f"wrote {emb.shape[0]} x {emb.shape[1]} float32 embeddings to {out}; row i is line i of {listing}")
     return 0

@@ -54,13 +54,14 @@ def load_predictor(run_dir: Path, checkpoint: str = "best", device: str = "cpu")
     return model, data
 
 
-def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str]]:
-    """Stack every input into one normalized batch, with a label naming each (file, or file:line)."""
+def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], dict[str, list[str]]]:
+    """Stack every input into one normalized batch, with a label naming each (file, or file:line),
+    and warnings for the images that look unlike the training data."""
     import torch
 
     from trainwell._errors import DataError
 
-    rows, names = [], []
+    rows, names, warnings = [], [], {}
     for path in files:
         if not path.is_file():
             raise DataError(f"No file {str(path)!r} to predict.", fix="check the path")
@@ -72,11 +73,14 @@ def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str]]:
             names += [f"{path}:{i + 2}" for i in range(len(x))]
         else:
             from trainwell.data.folder import load_image
+            from trainwell.data.input_check import file_size, image_warnings
 
             channels, h, w = pre.input_shape
-            rows.append(pre.normalize(load_image(path, channels, (h, w)).unsqueeze(0)))  # (1, C, H, W) in [0, 1]
+            image = load_image(path, channels, (h, w))  # (C, H, W) in [0, 1]
+            warnings[str(path)] = image_warnings(str(path), image, pre, file_size(path))
+            rows.append(pre.normalize(image.unsqueeze(0)))
             names.append(str(path))
-    return torch.cat(rows), names
+    return torch.cat(rows), names, warnings
 
 
 def _texts(args: list[str]) -> tuple[list[str], list[str]]:
@@ -104,6 +108,7 @@ def _texts(args: list[str]) -> tuple[list[str], list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     import json
+    import sys
 
     import torch
 
@@ -118,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
                              fix=f"use `trainwell embed {args.run_dir} FILES... --out emb.npy` or "
                                  f"`trainwell verify {args.run_dir} A.png B.png`")
     device = next(model.parameters()).device
+    warnings: dict[str, list[str]] = {}  # input name -> what looks unlike the training data
     if data.get("task") == "text":
         from trainwell.tasks.text import encode_texts
 
@@ -127,10 +133,14 @@ def run(args: argparse.Namespace) -> int:
             logits = model(tokens.to(device), lengths)
     else:
         pre = Preprocess.from_dict(data["preprocess"])
-        x, names = _inputs([Path(f) for f in args.files], pre)
+        x, names, warnings = _inputs([Path(f) for f in args.files], pre)
         with torch.inference_mode():
             logits = model(x.to(device))
-    results = [{"input": n, "top": t} for n, t in zip(names, topk(logits, data["class_names"], max(1, args.top_k)))]
+    results = [{"input": n, "top": t, "warnings": warnings.get(n, [])}
+               for n, t in zip(names, topk(logits, data["class_names"], max(1, args.top_k)))]
+    for r in results:  # on stderr, so they show with --json too without spoiling its output
+        for warning in r["warnings"]:
+            print(f"trainwell: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return 0

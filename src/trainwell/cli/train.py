@@ -60,16 +60,15 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:
         from trainwell.engine.run_folder import check_run_dir
 
-        run_dir = check_run_dir(Path(args.resume))
+        run_dir = check_run_dir(Path(args.resume), checkpoint=False)
         given = {k: v for k, v in config_flags(args).items() if v is not None}
         if given or args.config or args.set:
             raise TrainwellError("--resume continues a run with its saved config.yaml; other options cannot change it.",
                                  fix=f"run `trainwell train --resume {run_dir}` alone, or start a new run")
         config = load_run_config(run_dir)
-        if not (run_dir / "checkpoints" / "last.pt").is_file():
-            raise TrainwellError(f"{run_dir} has no checkpoints/last.pt to resume from (it stopped before its first save).",
-                                 fix="start it again with `trainwell train`; use --checkpoint-every STEPS to save more often")
-        console.print(f"Resuming [bold]{run_dir}[/]", highlight=False)
+        if _finished(console, run_dir, config.train.epochs):
+            print(run_dir)
+            return 0
     else:
         from trainwell.engine.run_folder import default_name, new_run_dir
 
@@ -80,6 +79,12 @@ def run(args: argparse.Namespace) -> int:
     from trainwell.app.run import train_from_config
 
     def ready(trainer: Any, bundle: Any) -> None:
+        if args.resume:
+            st = trainer.state
+            console.print(f"Resuming [bold]{run_dir}[/] from epoch {st.epoch + 1}, step {st.step} "
+                          f"(of {config.train.epochs} epochs)"
+                          + ("; it stopped before its first checkpoint, so training starts over" if not st.step else ""),
+                          highlight=False)
         sizes = bundle.info.get("sizes", {})
         console.print(f"data: {config.data.name} ({bundle.info.get('source')}), split "
                       + " / ".join(f"{k} {v}" for k, v in sizes.items())
@@ -97,15 +102,36 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = train_from_config(config, run_dir, resume=bool(args.resume), progress=not args.no_progress,
                                    console=console, on_ready=ready, doctor=not args.no_doctor)
-    except BaseException:
+    except BaseException as e:
+        interrupted = isinstance(e, KeyboardInterrupt)
         if not args.resume:
             from trainwell.engine.run_folder import discard_unfinished
 
-            discard_unfinished(run_dir, existed)
+            discard_unfinished(run_dir, existed, interrupted=interrupted)
+        if interrupted and (run_dir / "config.yaml").is_file():
+            import shlex
+            import sys
+
+            print(f"trainwell: interrupted. The run folder is kept; continue it with:\n"
+                  f"  trainwell train --resume {shlex.quote(str(run_dir))}", file=sys.stderr)
+            return 130
         raise
     _print_summary(console, result.summary, time.perf_counter() - started)
     print(run_dir)
     return 0
+
+
+def _finished(console: Any, run_dir: Path, epochs: int) -> bool:
+    """A run whose summary.json records all its epochs has nothing left to resume: say so."""
+    import json
+
+    path = run_dir / "summary.json"
+    done = json.loads(path.read_text(encoding="utf-8")).get("epochs") if path.is_file() else None
+    if done is None or done < epochs:
+        return False
+    console.print(f"{run_dir} is finished: all {epochs} epochs trained, results in summary.json and report.html; "
+                  "nothing to resume. To train longer, start a new run (e.g. with --epochs).", highlight=False)
+    return True
 
 
 def _print_config(console: Any, config: Any) -> None:

@@ -43,6 +43,9 @@ class Preprocess:
     mean: list[float] = field(default_factory=list)
     std: list[float] = field(default_factory=list)
     features: list[str] = field(default_factory=list)  # tabular: the feature columns, in order
+    # images read from files: the typical (H, W) of the training files before resizing; empty when
+    # they already had ``input_shape``'s size (and in checkpoints made before it was recorded)
+    source_size: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -12,7 +12,8 @@ from torch.utils.data import Dataset
 from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, fit_stats
-from trainwell.data.splits import split_indices
+from trainwell.data.input_check import file_size
+from trainwell.data.splits import FRACTION_KEYS, split_indices
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 _STATS_SAMPLE = 1000  # images used to measure mean / std: plenty for two numbers per channel
@@ -29,8 +30,10 @@ def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor
                 img = img.resize((size[1], size[0]), Image.BILINEAR)
             arr = np.asarray(img, dtype=np.uint8)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
+        # Training checks every file first (_check_readable, which offers data.skip_bad); here the
+        # file is one the user named to predict / embed / verify, which take no --set.
         raise DataError(f"Cannot read image {str(path)!r}: {e}.",
-                        fix="remove or replace the file, or skip unreadable images with --set data.skip_bad=true") from None
+                        fix="leave this file out, or replace it with a readable image") from None
     t = torch.from_numpy(arr.copy())
     t = t.unsqueeze(0) if t.ndim == 2 else t.permute(2, 0, 1)
     return t.float() / 255.0
@@ -115,7 +118,7 @@ def image_folder(cfg: DataConfig) -> DataBundle:
     if val_items is None:
         labels = np.array([lab for _, lab in train_items])
         fracs = [cfg.val_fraction] + ([cfg.test_fraction] if test_items is None else [])
-        parts = split_indices(labels, fracs, cfg.split_seed)
+        parts = split_indices(labels, fracs, cfg.split_seed, names=FRACTION_KEYS)
         splits["val"] = [train_items[i] for i in parts[1]]
         if test_items is None:
             splits["test"] = [train_items[i] for i in parts[2]]
@@ -128,7 +131,10 @@ def image_folder(cfg: DataConfig) -> DataBundle:
     sample = rng.choice(len(train), size=min(_STATS_SAMPLE, len(train)), replace=False)
     stack = torch.stack([train[int(i)][0] for i in sample])
     mean, std = fit_stats(stack, "image", 1.0)
-    pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std)
+    # The files' own size (median of the sample), so predict can tell when an input is far from it.
+    source = [int(v) for v in np.median([file_size(train_items[int(i)][0])[::-1] for i in sample], axis=0)]
+    pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std,
+                     source_size=source if tuple(source) != tuple(size) else [])
     info: dict[str, Any] = {"source": f"image folder {root}", "layout": layout, "split_seed": cfg.split_seed,
                             "sizes": {k: len(v or []) for k, v in (("train", train_items), ("val", splits["val"]),
                                                                    ("test", splits["test"]))}}

@@ -12,7 +12,7 @@ import torch
 from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess, TensorData, fit_stats
-from trainwell.data.splits import encode_labels, label_name, split_indices
+from trainwell.data.splits import FRACTION_KEYS, encode_labels, label_name, split_indices
 
 
 def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scale: float, source: str,
@@ -23,10 +23,11 @@ def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scal
         keep = split_indices(y, [1 - cfg.limit / len(y)], cfg.split_seed)[0] if cfg.limit < len(y) else np.arange(len(y))
         x, y = x[keep], y[keep]
     if test is None:
-        train_idx, val_idx, test_idx = split_indices(y, [cfg.val_fraction, cfg.test_fraction], cfg.split_seed)
+        train_idx, val_idx, test_idx = split_indices(y, [cfg.val_fraction, cfg.test_fraction], cfg.split_seed,
+                                                     names=FRACTION_KEYS)
         test_x, test_y = x[test_idx], y[test_idx]
     else:
-        train_idx, val_idx = split_indices(y, [cfg.val_fraction], cfg.split_seed)
+        train_idx, val_idx = split_indices(y, [cfg.val_fraction], cfg.split_seed, names=FRACTION_KEYS[:1])
         index = {n: i for i, n in enumerate(names)}
         test_x, test_y = test[0], np.array([index[label_name(v)] for v in test[1]], dtype=np.int64)
     tx = torch.from_numpy(np.ascontiguousarray(x))

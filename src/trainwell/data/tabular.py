@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle
 from trainwell.data.images import in_memory_bundle
+from trainwell.data.separator import detect_separator, separator_name
 
 
 def read_feature_csv(path: Path, label: str | None, features: list[str] | None = None
@@ -24,10 +26,11 @@ def read_feature_csv(path: Path, label: str | None, features: list[str] | None =
     if not path.is_file():
         raise DataError(f"CSV file {str(path)!r} does not exist.", fix="check the path after csv:")
     try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
+        content = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text ({e}).", fix="save the file as UTF-8 CSV") from None
+    sep = detect_separator(content.split("\n", 1)[0])  # a comma, or the semicolon / tab the header uses instead
+    rows = list(csv.reader(io.StringIO(content, newline=""), delimiter=sep))
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise DataError(f"{path}: the file is empty; it needs a header line and data rows.")
     header = [h.strip() for h in rows[0]]
@@ -52,13 +55,19 @@ def read_feature_csv(path: Path, label: str | None, features: list[str] | None =
             raise DataError(f"{path}, line {line}: {len(row)} values but the header has {len(header)} columns.")
         for j, c in enumerate(cols):
             cell = row[c].strip()
+            if not cell:
+                raise DataError(f"{path}, line {line}, column {header[c]!r}: the cell is empty.",
+                                fix="fill in the missing value, or drop that row (or the column) before training")
             try:
                 value = float(cell)
             except ValueError:
+                decimal_comma = sep != "," and "," in cell
                 raise DataError(f"{path}, line {line}, column {header[c]!r}: {cell!r} is not a number.",
-                                fix="features must be numeric: encode categories as numbers or drop the column") from None
+                                fix=f"this file separates columns with {separator_name(sep)}: write decimals with "
+                                    "a point (1.5, not 1,5)" if decimal_comma else
+                                    "features must be numeric: encode categories as numbers or drop the column") from None
             if not math.isfinite(value):
-                raise DataError(f"{path}, line {line}, column {header[c]!r}: value is {cell or 'empty'} (NaN/inf).",
+                raise DataError(f"{path}, line {line}, column {header[c]!r}: value is {cell} (NaN/inf).",
                                 fix="fill or drop missing values before training (NaN inputs make the loss NaN)")
             x[k, j] = value
         if label_col is not None:
@@ -86,4 +95,8 @@ def csv_table(cfg: DataConfig) -> DataBundle:
         raise DataError(f"{path}: column {cfg.label!r} has a single class ({labels[0]!r}); classification needs two or more.")
     bundle = in_memory_bundle(x, y, cfg, scale=1.0, source=f"csv {path}")
     bundle.preprocess.features = names
+    with path.open(encoding="utf-8-sig") as f:
+        sep = detect_separator(f.readline())
+    if sep != ",":
+        bundle.info.setdefault("notes", []).append(f"{path}: columns are separated by {separator_name(sep)}, not commas; read that way")
     return bundle

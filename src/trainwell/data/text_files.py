@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainwell._errors import DataError
+from trainwell.data.separator import detect_separator, separator_name
 
 FORMATS = ("csv", "tsv", "jsonl")
 
@@ -44,8 +45,16 @@ def read_text_file(path: Path, fmt: str, text_column: str, label: str | None, *,
                    skip_empty: bool = False) -> RawTexts:
     """Texts (and labels unless ``label`` is None, for prediction) from a csv, tsv or jsonl file."""
     content = read_utf8(path, fmt)
-    rows = _jsonl_rows(path, content) if fmt == "jsonl" else _table_rows(path, content, fmt)
-    out = RawTexts([], [], f"{fmt} {path}")
+    source = f"{fmt} {path}"
+    if fmt == "jsonl":
+        rows = _jsonl_rows(path, content)
+    else:
+        expected = "\t" if fmt == "tsv" else ","
+        sep = detect_separator(content.split("\n", 1)[0], expected)
+        rows = _table_rows(path, content, sep)
+        if sep != expected:
+            source += f" (columns separated by {separator_name(sep)})"
+    out = RawTexts([], [], source)
     wanted = [text_column] + ([label] if label is not None else [])
     for line, row in rows:
         missing = [k for k in wanted if k not in row]
@@ -78,8 +87,8 @@ def read_text_file(path: Path, fmt: str, text_column: str, label: str | None, *,
     return out
 
 
-def _table_rows(path: Path, content: str, fmt: str) -> list[tuple[int, dict[str, str]]]:
-    reader = csv.reader(io.StringIO(content, newline=""), delimiter="\t" if fmt == "tsv" else ",")
+def _table_rows(path: Path, content: str, sep: str) -> list[tuple[int, dict[str, str]]]:
+    reader = csv.reader(io.StringIO(content, newline=""), delimiter=sep)
     rows = [(reader.line_num, r) for r in reader]
     if not rows or not any(c.strip() for c in rows[0][1]):
         raise DataError(f"{path}: the file is empty; it needs a header line (e.g. text,label) and data rows.")
@@ -90,7 +99,7 @@ def _table_rows(path: Path, content: str, fmt: str) -> list[tuple[int, dict[str,
             continue  # blank line
         if len(r) != len(header):
             raise DataError(f"{path}, line {line}: {len(r)} values but the header has {len(header)} columns.",
-                            fix="quote texts that contain the separator" + (" (commas)" if fmt == "csv" else ""))
+                            fix=f"quote texts that contain the separator ({separator_name(sep)})")
         out.append((line, dict(zip(header, r))))
     if not out:
         raise DataError(f"{path}: the header is there but there are no data rows.")

@@ -18,24 +18,45 @@ def new_run_dir(out: str | None, name: str) -> Path:
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             raise TrainwellError(f"--out {str(path)!r} already exists and is not empty; trainwell never overwrites a run.",
                                  fix=f"choose another --out, delete it yourself, or continue it with --resume {path}")
-        path.mkdir(parents=True, exist_ok=True)
+        _make_writable(path, fix="choose an --out in a folder you can write to")
         return path
     base = Path("runs") / name
     path, n = base, 1
     while path.exists():
         n += 1
         path = base.with_name(f"{base.name}-{n}")
-    path.mkdir(parents=True)
+    _make_writable(path, fix="run from a folder you can write to, or give --out DIR")
     return path
 
 
-def discard_unfinished(path: Path, existed: bool) -> None:
+def cannot_write(path: Path, error: OSError, fix: str) -> TrainwellError:
+    """The one-paragraph error for an output path the operating system refuses, naming the path and why."""
+    reason = error.strerror or str(error)
+    return TrainwellError(f"Cannot write to {str(path)!r}: {reason}.", fix=fix)
+
+
+def _make_writable(path: Path, *, fix: str) -> None:
+    """Create the folder and prove a file can be written in it, before any training starts."""
+    created = not path.exists()
+    probe = path / ".trainwell-write-test"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        if created and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        raise cannot_write(path, e, fix) from None
+
+
+def discard_unfinished(path: Path, existed: bool, *, interrupted: bool = False) -> None:
     """Remove what a run that failed before its first checkpoint wrote, so no empty runs pile up.
 
     Only folders trainwell created (or an empty ``--out`` it filled) get here; a run with a
-    checkpoint is kept so it can be resumed.
+    checkpoint is kept so it can be resumed, and so is an interrupted run that has its
+    config.yaml (``--resume`` starts it again from step 0).
     """
-    if (path / "checkpoints" / "last.pt").exists():
+    if (path / "checkpoints" / "last.pt").exists() or (interrupted and (path / "config.yaml").is_file()):
         return
     if existed:
         for child in path.iterdir():
@@ -49,13 +70,21 @@ def default_name(data: str, model: str) -> str:
     return f"{data}-{model}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def check_run_dir(path: Path) -> Path:
-    """A folder that ``--resume`` / ``predict`` can use: it has config.yaml and a checkpoint."""
+def check_run_dir(path: Path, *, checkpoint: bool = True) -> Path:
+    """A folder that ``--resume`` / ``predict`` can use: it has config.yaml (and, unless
+    ``checkpoint=False``, the checkpoints a finished or interrupted run saved)."""
+    printed = "give the folder printed at the end of `trainwell train`"
+    if path.is_file():
+        run = next((p for p in list(path.parents)[:3] if (p / "config.yaml").is_file()), None)
+        raise TrainwellError(f"{str(path)!r} is a file; this needs the run folder itself (the folder that holds "
+                             "config.yaml and checkpoints/).", fix=f"give {str(run)!r}" if run else printed)
     if not path.is_dir():
-        raise TrainwellError(f"Run folder {str(path)!r} does not exist.", fix="give the folder printed at the end of `trainwell train`")
-    if not (path / "config.yaml").is_file() or not (path / "checkpoints").is_dir():
-        raise TrainwellError(f"{str(path)!r} is not a trainwell run folder (no config.yaml and checkpoints/).",
-                             fix="give the folder printed at the end of `trainwell train`")
+        raise TrainwellError(f"Run folder {str(path)!r} does not exist.", fix=printed)
+    if not (path / "config.yaml").is_file():
+        raise TrainwellError(f"{str(path)!r} is not a trainwell run folder (no config.yaml).", fix=printed)
+    if checkpoint and not (path / "checkpoints").is_dir():
+        raise TrainwellError(f"{str(path)!r} has no checkpoints yet: the run stopped before its first save.",
+                             fix=f"finish it with `trainwell train --resume {path}`")
     return path
 
 
