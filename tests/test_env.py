@@ -40,6 +40,13 @@ def healthy_cpu_info(**overrides: Any) -> dict[str, Any]:
         "bf16": True,
         "fp16": True,
         "torch_threads": 8,
+        "usable_cores": 8,
+        "local_processes": 1,
+        "default_threads": 8,
+        "load_average_1m": 0.5,
+        "launch": None,
+        "distributed_backends": ["gloo"],
+        "nccl_version": None,
     }
     info.update(overrides)
     return info
@@ -162,3 +169,61 @@ def test_verdict_counts_problems_and_names_gpu() -> None:
                   "compute_capability": "9.0"}],
     )
     assert verdict(check_env(gpu), gpu) == "OK: ready to train on CUDA (1x NVIDIA H200)."
+
+
+# ------------------------------------------------------------------ load, threads and distributed facts
+
+
+def test_a_busy_machine_is_a_warning_that_suggests_one_thread() -> None:
+    (p,) = check_env(healthy_cpu_info(usable_cores=2, load_average_1m=2.4))
+    assert p.severity == "warning" and "another process is using them" in p.what and "2.4" in p.what
+    assert "--threads 1" in p.fix
+    assert verdict([p], healthy_cpu_info()).startswith("OK")
+    assert check_env(healthy_cpu_info(usable_cores=2, load_average_1m=1.9)) == []
+    assert check_env(healthy_cpu_info(load_average_1m=None)) == []  # no load average (Windows)
+
+
+def test_collect_env_reads_the_load_and_torchrun_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwell import machine
+
+    monkeypatch.setattr(machine.os, "getloadavg", lambda: (64.0, 1.0, 1.0))
+    monkeypatch.setattr(machine, "usable_cores", lambda **kw: 4)
+    for key, value in {"WORLD_SIZE": "8", "RANK": "5", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
+                       "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    info = collect_env()
+    assert info["launch"] == {"world_size": 8, "rank": 5, "local_rank": 1, "local_world_size": 2,
+                              "master": "10.0.0.1:29500"}
+    assert (info["usable_cores"], info["local_processes"], info["default_threads"]) == (4, 2, 2)
+    assert info["load_average_1m"] == 64.0
+    assert _matching(check_env(info), "CPUs are already busy")
+    rows = dict(env_cli._rows(info))
+    assert rows["torchrun"].startswith("rank 5 of world size 8, local rank 1 of 2")
+    assert "a run takes 2" in rows["torch threads"]
+    json.dumps(info)
+
+
+def test_without_torchrun_there_are_no_launch_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")  # a partial set (e.g. another tool's variable) is not a launch
+    for key in ("RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(key, raising=False)
+    info = collect_env()
+    assert info["launch"] is None and "torchrun" not in dict(env_cli._rows(info))
+
+
+def test_distributed_backends_are_reported() -> None:
+    info = collect_env()
+    if torch.distributed.is_available():
+        assert "gloo" in info["distributed_backends"] or not torch.distributed.is_gloo_available()
+        assert ("nccl" in info["distributed_backends"]) == torch.distributed.is_nccl_available()
+    rows = dict(env_cli._rows(healthy_cpu_info(distributed_backends=["gloo", "nccl"], nccl_version="2.21.5")))
+    assert rows["distributed backends"] == "gloo, nccl" and rows["NCCL"] == "2.21.5"
+    assert dict(env_cli._rows(healthy_cpu_info(distributed_backends=[])))["distributed backends"] == "none"
+
+
+@pytest.mark.cuda
+def test_nccl_version_on_cuda() -> None:
+    info = collect_env()
+    if torch.distributed.is_available() and torch.distributed.is_nccl_available():
+        assert info["nccl_version"] and info["nccl_version"][0].isdigit()

@@ -42,7 +42,8 @@ class DataConfig(_Section):
     zoom: float = Field(0.1, ge=0, lt=1)  # affine: scale by up to this fraction
     image_size: int | None = Field(None, ge=4)  # image folders: resize to a square of this side
     channels: Literal[1, 3] | None = None  # image folders: 1 = grayscale, 3 = RGB, None = from the first image
-    num_workers: int | None = Field(None, ge=0)  # None: 0 for in-memory data, else up to 4
+    # loader worker processes; None: 0 for data in memory, else up to the cores of this process's share but one
+    num_workers: int | None = Field(None, ge=0)
     limit: int | None = Field(None, ge=10)  # use only the first N samples (quick experiments)
     skip_bad: bool = False  # image folders: skip unreadable images (counted) instead of failing
     root: str | None = None  # download cache for torchvision datasets
@@ -54,6 +55,9 @@ class DataConfig(_Section):
             raise ValueError(f"val_fraction + test_fraction is {self.val_fraction + self.test_fraction:g}; "
                              "keep it below 0.9 so most data is left for training")
         return self
+
+
+CHECKPOINTED_MODELS = ("cnn", "mlp")  # the built-in models whose blocks model.checkpoint recomputes
 
 
 class ModelConfig(_Section):
@@ -73,6 +77,13 @@ class ModelConfig(_Section):
     # last_max: last and max concatenated
     pooling: Literal["last", "mean", "max", "attention", "last_max"] = "mean"
     embed_dropout: float = Field(0.0, ge=0, lt=1)  # lstm / gru: drop whole tokens' embeddings while training
+    # Memory. checkpoint: activation checkpointing of each cnn conv block / mlp hidden block: their activations
+    # are recomputed in backward instead of stored (less memory, about a third more compute; training only).
+    # It does not apply to lstm / gru (one fused recurrent layer) or your own model class: true with them is an error.
+    checkpoint: bool = False
+    # cnn: weights and input batches in channels_last memory format (faster convolutions on recent GPUs);
+    # auto: on for the cnn on CUDA, off elsewhere. true with any other model is an error.
+    channels_last: Literal["auto"] | bool = "auto"
 
     @field_validator("channels", "hidden")
     @classmethod
@@ -80,6 +91,18 @@ class ModelConfig(_Section):
         if any(x < 1 for x in v):
             raise ValueError("every size must be at least 1")
         return v
+
+    @model_validator(mode="after")
+    def _memory_options(self) -> ModelConfig:
+        if self.checkpoint and self.name not in CHECKPOINTED_MODELS:
+            raise ValueError(f"checkpoint=true applies to the built-in {' and '.join(CHECKPOINTED_MODELS)} only, not "
+                             f"{self.name!r}" + (" (a recurrent layer is one fused operation, it has no blocks to "
+                                                 "recompute)" if self.name in ("lstm", "gru") else "")
+                             + "; set model.checkpoint=false, or lower the batch size to save memory")
+        if self.channels_last is True and self.name != "cnn":
+            raise ValueError(f"channels_last=true applies to the built-in cnn only, not {self.name!r}; "
+                             "set model.channels_last=auto")
+        return self
 
 
 class TextConfig(_Section):
@@ -128,6 +151,9 @@ class TrainConfig(_Section):
     monitor_mode: Literal["auto", "min", "max"] = "auto"  # auto: losses min, metrics as they declare (accuracy max)
     ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
     log_every: int = Field(10, ge=1)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
+    # intra-op CPU threads (torch.set_num_threads); None: the usable cores (CPU affinity, container quota) divided
+    # by the processes on this machine (torchrun's LOCAL_WORLD_SIZE), at most OMP_NUM_THREADS when that is set
+    threads: int | None = Field(None, ge=1)
 
 
 class Config(_Section):

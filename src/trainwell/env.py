@@ -60,9 +60,19 @@ def collect_env() -> dict[str, Any]:
         # Read from package metadata: importing a mismatched torchvision can itself crash.
         "torchvision_version": _dist_version("torchvision"),
         "nvidia_driver": _nvidia_driver_version(),
+        **_machine_info(),
     }
     info.update(_torch_info())
     return info
+
+
+def _machine_info() -> dict[str, Any]:
+    """Usable cores, the thread count a run would take, the load, and torchrun's launch facts."""
+    from trainwell.machine import default_threads, launch_facts, load_average, this_machine
+
+    machine = this_machine()
+    return {"usable_cores": machine.cores, "local_processes": machine.processes,
+            "default_threads": default_threads(machine), "load_average_1m": load_average(), "launch": launch_facts()}
 
 
 def _dist_version(name: str) -> str | None:
@@ -119,6 +129,7 @@ def _torch_info() -> dict[str, Any]:
         "cuda_runtime": None, "hip_version": None, "cuda_available": False,
         "devices": [], "cudnn_version": None, "mps_available": False,
         "amp_device": None, "bf16": False, "fp16": False, "torch_threads": None,
+        "distributed_backends": [], "nccl_version": None,
     }
     try:
         import torch
@@ -164,7 +175,23 @@ def _torch_info() -> dict[str, Any]:
         "bf16": bf16,
         "fp16": fp16,
         "torch_threads": torch.get_num_threads(),
+        **_distributed_info(torch, bool(cuda_ok)),
     }
+
+
+def _distributed_info(torch: Any, cuda_ok: bool) -> dict[str, Any]:
+    """The torch.distributed backends this build has, and the NCCL version on CUDA."""
+    dist = torch.distributed
+    if not _safe(dist.is_available, False):
+        return {"distributed_backends": [], "nccl_version": None}
+    backends = [name for name in ("gloo", "nccl", "mpi")
+                if _safe(getattr(dist, f"is_{name}_available", lambda: False), False)]
+    nccl = _safe(torch.cuda.nccl.version, None) if cuda_ok and "nccl" in backends else None
+    if isinstance(nccl, tuple):  # (2, 21, 5)
+        nccl = ".".join(map(str, nccl))
+    elif isinstance(nccl, int):  # older torch: 2215 = 2.21.5
+        nccl = f"{nccl // 1000}.{nccl % 1000 // 100}.{nccl % 100}"
+    return {"distributed_backends": backends, "nccl_version": nccl}
 
 
 def _safe(fn: Any, default: Any) -> Any:
@@ -274,7 +301,23 @@ def check_env(info: dict[str, Any]) -> list[Problem]:
     gpu = _gpu_problem(info)
     if gpu:
         add(gpu)
+    busy = _busy_problem(info)
+    if busy:
+        add(busy)
     return problems
+
+
+def _busy_problem(info: dict[str, Any]) -> Problem | None:
+    """Other programs already keep the usable cores busy (1-minute load average at least the core count)."""
+    load, cores = info.get("load_average_1m"), info.get("usable_cores")
+    if not isinstance(load, (int, float)) or not isinstance(cores, int) or load < cores:
+        return None
+    return Problem(
+        f"The CPUs are already busy: the load average over the last minute is {load:g} on {_plural(cores, 'usable core')}, "
+        "so another process is using them; expect slower training.",
+        "wait for the other work to finish, or train with --threads 1 (one thread loses the least to a busy machine)",
+        "warning",
+    )
 
 
 def _paired_torchvision(torch_version: str) -> str | None:

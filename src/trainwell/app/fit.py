@@ -20,6 +20,7 @@ from trainwell.engine.monitor import check_mode
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.trainer import Accuracy, LossFn, Trainer
+from trainwell.machine import apply_threads
 
 LOG_EVERY = 10  # steps between reads of the loss from the device (and TensorBoard points)
 
@@ -60,7 +61,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         device: str = "auto", scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
         callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str | None = None,
         mode: Literal["auto", "min", "max"] = "auto", ema: float | None = None,
-        steps_per_epoch: int | None = None) -> FitResult:
+        steps_per_epoch: int | None = None, threads: int | None = None) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -82,6 +83,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``ema`` (e.g. ``0.998``) keeps an exponential moving average of the weights, validates and checkpoints it,
     and returns the model holding the averaged weights. ``steps_per_epoch`` is needed only by a per-step
     schedule (``onecycle``, ``cosine``) over data without ``len()``: the number of batches one epoch yields.
+    ``threads`` sets torch's intra-op CPU threads for this process (default: the usable cores divided by the
+    processes on this machine; see ``trainwell.machine``).
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
@@ -96,6 +99,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     from trainwell.engine.progress import progress_callback
 
     shown = progress_callback(progress)
+    threads = apply_threads(threads)  # the number used, as the run folder's config records it
     seed_everything(seed)
     dev = resolve_device(device)
     model.to(dev)
@@ -216,7 +220,8 @@ def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any,
 
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
-    keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema")
+    keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema",
+            "threads")
     cfg = {k: scope[k] for k in keys}
     cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
     cfg["model"] = type(scope["model"]).__name__

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from trainwell.config import Config, save_yaml
-from trainwell.data import DataBundle
+from trainwell.data import DataBundle, TensorData
 from trainwell.data.loading import EpochLoader
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.checkpoint import load_checkpoint
@@ -20,6 +20,8 @@ from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.run_folder import write_json
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.trainer import Trainer
+from trainwell.machine import apply_threads, loader_defaults, this_machine
+from trainwell.models.memory import use_channels_last
 from trainwell.tasks import Task, get_task
 
 EVAL_BATCH = 256  # evaluation needs no gradients, so larger batches are cheap
@@ -50,6 +52,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
 
     ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
+    apply_threads(config.train.threads)
     seed_everything(config.seed, config.deterministic)
     task = get_task(config.task)
     bundle = task.build_data(config)
@@ -57,6 +60,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     loss_fn = task.build_loss(config, bundle)
     device = resolve_device(config.device)
     model.to(device)
+    use_channels_last(model, config.model.channels_last, device.type)
     loss_fn.to(device)
     tc = config.train
     pin = device.type == "cuda"
@@ -121,11 +125,12 @@ def _eval_loader(dataset: Any, config: Config, pin: bool, task: Task | None = No
 
 
 def _loader_options(task: Task | None, config: Config, dataset: Any, pin: bool, *, train: bool) -> dict[str, Any]:
-    """Workers and pinning, plus what a task adds (text: per-batch padding, length buckets)."""
-    options: dict[str, Any] = {"num_workers": config.data.num_workers, "pin_memory": pin}
-    if task is not None:
-        options.update(task.loader_options(config, dataset, train=train))
-    return options
+    """Workers, pinning and prefetching chosen from the machine and the data (``data.num_workers`` overrides
+    the count), plus what a task adds (text: per-batch padding, length buckets)."""
+    extra = task.loader_options(config, dataset, train=train) if task is not None else {}
+    workers = extra.pop("num_workers", config.data.num_workers)
+    options = loader_defaults(this_machine(), in_memory=isinstance(dataset, TensorData), cuda=pin, workers=workers)
+    return {**options, **extra}
 
 
 def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_loader: Any = None,

@@ -56,7 +56,7 @@ def _print_report(info: dict[str, Any], problems: list[Problem], line: str) -> N
         console.print(f"[{colour}]{p.severity}:[/] {escape(p.what)}")
         console.print(f"  [bold]fix:[/] {escape(p.fix)}")
     ok = not any(p.severity == "error" for p in problems)
-    console.print(f"[{'green' if ok else 'red'} bold]{escape(line)}[/]")
+    console.print(f"[{'green' if ok else 'red'} bold]{escape(line)}[/]", soft_wrap=True)  # one line, for scripts
 
 
 def _yes(v: Any) -> str:
@@ -75,11 +75,15 @@ def _rows(info: dict[str, Any]) -> list[tuple[str, str]]:
         ("OS", show(info.get("platform"))),
         ("Arch", show(info.get("machine"))),
         ("CPUs", show(info.get("cpu_count"))),
+        ("usable cores", show(info.get("usable_cores"))
+         + (f" ({info['local_processes']} processes on this machine)" if (info.get("local_processes") or 1) > 1 else "")),
+        ("load average (1 min)", show(info.get("load_average_1m"))),
         ("RAM", "n/a" if ram is None else f"{ram} GiB"),
         ("torch", show(info.get("torch_version") or info.get("torch_error"))),
         ("torchvision", show(info.get("torchvision_version"))),
         ("torch build", show(info.get("torch_build"))),
-        ("torch threads", show(info.get("torch_threads"))),
+        ("torch threads", f"{show(info.get('torch_threads'))} now; a run takes {show(info.get('default_threads'))} "
+                          "(--threads N to choose)"),
         ("CUDA available", _yes(info.get("cuda_available"))),
         ("CUDA runtime / driver",
          f"{show(info.get('cuda_runtime'))} / {show(info.get('nvidia_driver'))}"),
@@ -94,5 +98,13 @@ def _rows(info: dict[str, Any]) -> list[tuple[str, str]]:
         ("MPS (Apple GPU)", _yes(info.get("mps_available"))),
         (f"bf16 ({show(info.get('amp_device'))})", _yes(info.get("bf16"))),
         (f"fp16 ({show(info.get('amp_device'))})", _yes(info.get("fp16"))),
+        ("distributed backends", ", ".join(info.get("distributed_backends") or []) or "none"),
     ]
+    if info.get("nccl_version"):
+        rows.append(("NCCL", str(info["nccl_version"])))
+    launch = info.get("launch")
+    if launch:
+        rows.append(("torchrun", f"rank {show(launch.get('rank'))} of world size {show(launch.get('world_size'))}, "
+                                 f"local rank {show(launch.get('local_rank'))} of {show(launch.get('local_world_size'))}"
+                                 f" on this machine, master {launch.get('master')}"))
     return rows

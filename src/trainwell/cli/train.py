@@ -31,6 +31,9 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--optimizer", help="adam, adamw or sgd")
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="auto (default), cpu, cuda, cuda:N or mps")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="CPU threads for torch's operations (default: the usable cores / the processes on this machine; "
+                        "use 1 when other programs keep the CPUs busy)")
     p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -41,7 +44,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "task": getattr(args, "task", None), "data.name": args.data, "model.name": args.model, "train.epochs": args.epochs,
         "train.batch_size": args.batch_size, "train.lr": args.lr, "train.optimizer": args.optimizer,
-        "seed": args.seed, "device": args.device, "out": args.out,
+        "seed": args.seed, "device": args.device, "out": args.out, "train.threads": getattr(args, "threads", None),
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
     }
 
@@ -78,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         _print_config(console, config)
     from trainwell.app.run import train_from_config
 
+    import torch
+
     def ready(trainer: Any, bundle: Any) -> None:
         if args.resume:
             st = trainer.state
@@ -88,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
         sizes = bundle.info.get("sizes", {})
         console.print(f"data: {config.data.name} ({bundle.info.get('source')}), split "
                       + " / ".join(f"{k} {v}" for k, v in sizes.items())
-                      + f", split seed {bundle.info.get('split_seed')}; device {trainer.device}", highlight=False,
+                      + f", split seed {bundle.info.get('split_seed')}; device {trainer.device}, "
+                      + _threads(torch.get_num_threads()), highlight=False,
                       soft_wrap=True)
         mapping = bundle.info.get("label_mapping")
         if mapping:
@@ -132,6 +138,10 @@ def _finished(console: Any, run_dir: Path, epochs: int) -> bool:
     console.print(f"{run_dir} is finished: all {epochs} epochs trained, results in summary.json and report.html; "
                   "nothing to resume. To train longer, start a new run (e.g. with --epochs).", highlight=False)
     return True
+
+
+def _threads(n: int) -> str:
+    return f"{n} CPU thread{'' if n == 1 else 's'}"
 
 
 def _print_config(console: Any, config: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -48,11 +47,11 @@ def _seed_worker(worker_id: int) -> None:
 
 
 def default_workers(dataset: Dataset, requested: int | None) -> int:
-    if requested is not None:
-        return requested
-    if isinstance(dataset, TensorData):
-        return 0  # already in memory: worker processes only add overhead
-    return min(4, os.cpu_count() or 1)
+    """``requested``, or the machine's default for this data (0 in memory; see ``trainwell.machine``)."""
+    from trainwell.machine import loader_defaults, this_machine
+
+    return int(loader_defaults(this_machine(), in_memory=isinstance(dataset, TensorData), cuda=False,
+                               workers=requested)["num_workers"])
 
 
 class EpochBatchSampler(Protocol):
@@ -74,8 +73,8 @@ class EpochLoader:
     """
 
     def __init__(self, dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
-                 num_workers: int | None = None, pin_memory: bool = False,
-                 collate_fn: Callable[[list[Any]], Any] | None = None,
+                 num_workers: int | None = None, pin_memory: bool = False, persistent_workers: bool = False,
+                 prefetch_factor: int | None = None, collate_fn: Callable[[list[Any]], Any] | None = None,
                  batch_sampler: EpochBatchSampler | None = None) -> None:
         self.dataset = dataset
         self.batch_size = batch_size
@@ -85,18 +84,21 @@ class EpochLoader:
         self.seed = seed
         batches = batch_sampler if batch_sampler is not None else BatchSampler(self.sampler, batch_size, drop_last=False)
         workers = default_workers(dataset, num_workers)
+        # worker processes kept between epochs, and batches each prepares ahead (only with workers)
+        kept: dict[str, Any] = {"persistent_workers": persistent_workers and workers > 0,
+                                "prefetch_factor": prefetch_factor if workers > 0 else None}
         if collate_fn is not None:
             self.loader = DataLoader(dataset, batch_sampler=batches, num_workers=workers,  # type: ignore[arg-type]
                                      collate_fn=collate_fn, worker_init_fn=_seed_worker, generator=self.generator,
-                                     pin_memory=pin_memory, persistent_workers=False)
+                                     pin_memory=pin_memory, **kept)
         elif isinstance(dataset, TensorData):
             # Whole-batch indexing: one tensor gather per batch instead of batch_size items.
             self.loader = DataLoader(dataset, sampler=batches, batch_size=None, num_workers=workers,
-                                     generator=self.generator, pin_memory=pin_memory)
+                                     generator=self.generator, pin_memory=pin_memory, **kept)
         else:
             self.loader = DataLoader(dataset, batch_sampler=batches, num_workers=workers,
                                      worker_init_fn=_seed_worker, generator=self.generator,
-                                     pin_memory=pin_memory, persistent_workers=False)
+                                     pin_memory=pin_memory, **kept)
 
     def set_epoch(self, epoch: int, skip_batches: int = 0) -> None:
         if self.custom_batches is not None:

@@ -66,7 +66,7 @@ def build_embedding_model(model_cfg: ModelConfig, emb_cfg: EmbeddingConfig,
                 f"The embedding task needs images shaped (channels, height, width); this data gives "
                 f"{tuple(input_shape)}.", fix="use image data: --data mnist-5k, image-folder:DIR, lfw or olivetti-faces")
         backbone, flat = conv_features(tuple(input_shape), model_cfg.channels, batch_norm=model_cfg.batch_norm,
-                                       act=model_cfg.activation)
+                                       act=model_cfg.activation, checkpoint=model_cfg.checkpoint)
         if emb_cfg.pool == "avg":  # one value per channel: (B, C, H, W) -> (B, C, 1, 1)
             backbone = nn.Sequential(backbone, nn.AdaptiveAvgPool2d(1))
             flat = model_cfg.channels[-1] if model_cfg.channels else input_shape[0]

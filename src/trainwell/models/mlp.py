@@ -7,13 +7,14 @@ import math
 from torch import nn
 
 from trainwell.config import ModelConfig
-from trainwell.models.layers import mlp_layers
+from trainwell.models.layers import Blocks, mlp_blocks
 
 
 def mlp(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
+    """Flatten -> hidden blocks (each checkpointed with ``model.checkpoint``) -> Linear to the classes.
+
+    The layers are numbered as in a plain ``nn.Sequential`` (``1.weight`` is the first Linear)."""
     in_features = math.prod(input_shape)
-    return nn.Sequential(
-        nn.Flatten(),
-        *mlp_layers(in_features, cfg.hidden, cfg.activation, cfg.dropout),
-        nn.Linear(cfg.hidden[-1] if cfg.hidden else in_features, num_classes),
-    )
+    return Blocks(mlp_blocks(in_features, cfg.hidden, cfg.activation, cfg.dropout), before=[nn.Flatten()],
+                  after=[nn.Linear(cfg.hidden[-1] if cfg.hidden else in_features, num_classes)],
+                  checkpoint=cfg.checkpoint)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
-
 
 from trainwell.doctor.checks._error_parsing import (Context, Parsed, describe, human_bytes, machine_memory, to_bytes)
 from trainwell.doctor.checks._error_base import Explanation, ErrorCheck, Words
@@ -38,6 +38,55 @@ _REMEDIES: dict[str, tuple[Words, Words]] = {
 }
 
 
+_RUN_FILE = os.path.join("trainwell", "app", "run.py")
+_TRAINER_FILE = os.path.join("trainwell", "engine", "trainer.py")
+
+
+def _run_config(ctx: Context) -> Any:
+    """The config of the ``trainwell train`` run that was training when memory ran out (None for a user's own
+    script, ``fit``, or trainwell's evaluation passes, whose batch size the flags do not set)."""
+    if not ctx.frames or any(f.f_code.co_name == "evaluate" and f.f_code.co_filename.endswith(_TRAINER_FILE)
+                             for f in ctx.frames):
+        return None
+    frame = ctx.frames[0].f_back  # the traceback starts where the error was caught: walk on to the callers
+    while frame is not None:
+        if frame.f_code.co_name == "train_from_config" and frame.f_code.co_filename.endswith(_RUN_FILE):
+            return frame.f_locals.get("config")
+        frame = frame.f_back
+    return None
+
+
+def _flags_fix(config: Any, phase: str) -> Words | None:
+    """The remedies as ``trainwell train`` flags, in order: halve the batch (accumulating to keep the batch per
+    optimizer step), mixed precision, activation checkpointing; for the optimizer's state, a lighter optimizer."""
+    from trainwell.config import CHECKPOINTED_MODELS
+
+    train, model = config.train, config.model
+    if phase == "step":
+        return None if train.optimizer == "sgd" else (
+            "--optimizer sgd (with momentum it keeps one value per weight, Adam two), or a smaller model "
+            "(--set model.channels=[...] / model.hidden=[...])",
+            "--optimizer sgd（带动量时每个权重只多存一个值，Adam 两个），或更小的模型（--set model.channels=[...] / "
+            "model.hidden=[...]）")
+    if phase not in ("forward", "backward"):
+        return None
+    en: list[str] = []
+    zh: list[str] = []
+    n, k = train.batch_size, getattr(train, "accumulate", 1) or 1
+    if n >= 2:
+        en.append(f"--batch-size {n // 2} (add --accumulate {2 * k} to keep {n * k} samples per optimizer step)")
+        zh.append(f"--batch-size {n // 2}（加上 --accumulate {2 * k}，每次优化器步骤仍用 {n * k} 个样本）")
+    if "16" not in str(getattr(train, "precision", None)):  # not yet in 16-bit mixed precision
+        en.append("--precision bf16-mixed (activations in 16 bits)")
+        zh.append("--precision bf16-mixed（激活值用 16 位）")
+    if model.name in CHECKPOINTED_MODELS and not model.checkpoint:
+        en.append("--set model.checkpoint=true (activations recomputed in backward instead of stored)")
+        zh.append("--set model.checkpoint=true（激活值在反向传播时重新计算，不再保存）")
+    if not en:
+        return None
+    return "try, in this order: " + "; ".join(en), "依次尝试：" + "；".join(zh)
+
+
 def _oom(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     text = p.groups[0] if p.groups and p.groups[0] else ""
     asked = int(text) if p.kind == "cpu" and text else to_bytes(text) if text else None
@@ -61,6 +110,9 @@ def _oom(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     else:
         phase, place = "elsewhere", (" outside the model's forward and backward", "模型的前向和反向传播之外")
     (explain, fix), steps = _REMEDIES[phase], chk.session.step
+    config = _run_config(ctx)
+    flags = _flags_fix(config, phase) if config is not None else None
+    fix = flags or fix
     ev: dict[str, Any] = {"phase": phase, "requested": size or None, "optimizer_steps": steps}
     total = machine_memory(p.kind)
     mem = getattr(chk, "memory", [])
