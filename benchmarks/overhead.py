@@ -142,7 +142,7 @@ def train_by_hand(model: nn.Module, train: TensorData, val: TensorData, *, epoch
 def train_with_fit(model: nn.Module, train: TensorData, val: TensorData, *, epochs: int, lr: float,
                    batch_size: int, seed: int, device: torch.device) -> dict[str, Any]:
     result = trainwell.fit(model, train, val, epochs=epochs, lr=lr, optimizer="adam", batch_size=batch_size,
-                           seed=seed, progress=False, device=str(device))
+                           seed=seed, progress="none", device=str(device))
     return {"losses": [s["loss"] for s in result.steps],
             "history": [{"val_loss": r["val_loss"], "val_accuracy": r["val_accuracy"]} for r in result.history]}
 
