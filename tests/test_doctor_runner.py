@@ -104,6 +104,22 @@ def test_checks_command_lists_every_check(capsys: pytest.CaptureFixture[str]) ->
             assert text.title and text.message and text.fix
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_checks_command_shows_no_unfilled_placeholders(lang: str, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from trainwell.doctor import checks  # noqa: F401
+    from trainwell.doctor.check import CHECKS
+
+    monkeypatch.setenv("COLUMNS", "400")  # one table row per line, ids unbroken
+    for extra in ([], ["--json"]):
+        assert main(["checks", "--lang", lang, *extra]) == 0
+        out = capsys.readouterr().out
+        assert not re.findall(r"\{\w+\}", out)
+        assert all(name in out for name in CHECKS.names())
+
+
 def test_real_cli_subprocess_in_chinese(tmp_path: Path) -> None:
     script = _write(tmp_path, "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
                               "m = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n"

@@ -46,12 +46,14 @@ class LrTooHigh(Check):
     text = {
         "en": Text(
             title="The learning rate {lr} is too high: the loss blows up",
+            general="The learning rate is too high: the loss blows up",
             message="Within the first {steps} optimizer steps the loss went from {start} to {value}, although the "
                     "inputs were finite. With learning rate {lr} each update overshoots the minimum, so the loss "
                     "grows instead of shrinking (and then the weights become inf/NaN or the network dies).",
             fix="use a learning rate about 10x smaller: optimizer = {call}"),
         "zh": Text(
             title="学习率 {lr} 太大：损失爆炸",
+            general="学习率太大：损失爆炸",
             message="在最初的 {steps} 次优化器更新内，损失从 {start} 变成了 {value}，而输入都是有限值。"
                     "学习率为 {lr} 时每次更新都越过了最小值，损失不降反升（随后权重变成 inf/NaN，或者网络“死掉”）。",
             fix="把学习率调小约 10 倍：optimizer = {call}"),
@@ -208,6 +210,7 @@ class LrTooLow(Check):
     text = {
         "en": Text(
             title="The learning rate {lr} is too low: the weights barely move",
+            general="The learning rate is too low: the weights barely move",
             message="On {samples} checked steps, optimizer.step() changed the weight matrices by only {ratio} of "
                     "their size (median; healthy training changes them by about 1e-4 to 1e-2 per step), and over "
                     "{steps} steps the loss stayed at about {loss}. With learning rate {lr} the model would need "
@@ -215,6 +218,7 @@ class LrTooLow(Check):
             fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1): optimizer = {call}"),
         "zh": Text(
             title="学习率 {lr} 太小：权重几乎不动",
+            general="学习率太小：权重几乎不动",
             message="在检查的 {samples} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio}（中位数；"
                     "正常训练每步约变化 1e-4 到 1e-2），{steps} 步下来损失一直停在约 {loss}。"
                     "学习率为 {lr} 时，模型要几百万步才能学到东西。",

@@ -251,12 +251,14 @@ class NonfiniteLoss(Check):
     text = {
         "en": Text(
             title="The loss became {value}",
+            general="The loss became NaN or infinite",
             message="The loss passed to backward() is {value} (backward call {call}). {cause} One backward() with a "
                     "non-finite loss fills the gradients with NaN, and the next optimizer step turns the weights into "
                     "NaN for good.",
             fix="{remedy}"),
         "zh": Text(
             title="损失变成了 {value}",
+            general="损失变成了 NaN 或无穷大",
             message="传给 backward() 的损失是 {value}（第 {call} 次 backward）。{cause}对非有限的损失做一次 backward() "
                     "会让梯度全部变成 NaN，接下来的一次优化器更新就会让权重永久变成 NaN。",
             fix="{remedy}"),

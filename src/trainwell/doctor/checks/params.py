@@ -146,6 +146,7 @@ class ParamsNotInOptimizer(Check):
     text = {
         "en": Text(
             title="{count} parameter tensors get gradients but are in no optimizer",
+            general="Parameters get gradients but are in no optimizer",
             message="backward() writes gradients into {count} parameter tensors ({names}), but no optimizer owns "
                     "them, so optimizer.step() never changes them and they keep their initial values. This happens "
                     "when the model or a layer is created or replaced after the optimizer (the optimizer keeps the "
@@ -155,6 +156,7 @@ class ParamsNotInOptimizer(Check):
                 "p.requires_grad_(False)"),
         "zh": Text(
             title="有 {count} 个参数张量得到了梯度，却不属于任何优化器",
+            general="有参数得到了梯度，却不属于任何优化器",
             message="backward() 把梯度写进了 {count} 个参数张量（{names}），但没有任何优化器拥有它们，"
                     "所以 optimizer.step() 从不更新它们，它们一直保持初始值。常见原因：在创建优化器之后才创建或替换了模型或某一层"
                     "（优化器里还是旧参数），或者只把模型的一部分交给了优化器。",
@@ -262,6 +264,7 @@ class GradNone(Check):
     text = {
         "en": Text(
             title="{count} trainable parameter tensors never get a gradient",
+            general="Trainable parameters never get a gradient",
             message="{names} require gradients and are in the optimizer, yet their .grad stayed None on all {checks} "
                     "steps checked while the rest of the model got gradients, so they never learn. The loss does "
                     "not depend on them: the computation was cut from the graph (.detach(), .data, .item(), a "
@@ -271,6 +274,7 @@ class GradNone(Check):
                 "p.requires_grad_(False)"),
         "zh": Text(
             title="有 {count} 个可训练参数张量从来没有得到梯度",
+            general="有可训练参数从来没有得到梯度",
             message="{names} 需要梯度并且在优化器里，但在检查的全部 {checks} 步中它们的 .grad 一直是 None，"
                     "而模型的其他参数都有梯度，所以它们永远学不到东西。损失并不依赖它们：计算图在某处被切断了"
                     "（.detach()、.data、.item()、转成 NumPy 再转回来、torch.no_grad()），或者这一层定义了却没在 forward() 里用到。",
