@@ -50,8 +50,10 @@ def test_a_broken_check_never_breaks_the_script(tmp_path: Path, monkeypatch: pyt
                               "    opt.step()\nprint('finished')\n")
     out = tmp_path / "d.json"
     assert main(["doctor", "run", "--json", str(out), str(script)]) == 0
-    assert "finished" in capsys.readouterr().out
-    assert "zero-grad-missing" in json.loads(out.read_text())["doctor_internal_errors"][0]
+    captured = capsys.readouterr()
+    assert "finished" in captured.out
+    assert "zero-grad-missing" in captured.err and "bug in a check" in captured.err
+    assert "zero-grad-missing" in json.loads(out.read_text())["internal_errors"][0]
 
 
 def test_hooks_are_removed_afterwards(tmp_path: Path) -> None:

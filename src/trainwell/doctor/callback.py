@@ -32,12 +32,13 @@ class DoctorCallback(Callback):
     def on_fit_start(self, trainer: Trainer) -> None:
         from rich.console import Console
 
-        from trainwell.doctor.render import print_finding
+        from trainwell.doctor.render import print_finding, print_internal_error
         from trainwell.doctor.session import Session
 
         console = self.console or Console(stderr=True)
         show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
-        self.session = Session(lang=self.lang, on_finding=show)
+        broken = (lambda c, h, e: print_internal_error(c, h, e, console, self.lang)) if self.show else None
+        self.session = Session(lang=self.lang, on_finding=show, on_internal_error=broken)
         self.session.install()
 
     def on_before_optimizer_step(self, trainer: Trainer) -> None:
@@ -78,4 +79,5 @@ class DoctorCallback(Callback):
         if self.run_dir is not None:
             from trainwell.doctor.render import findings_json, write_json
 
-            write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms))
+            write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms,
+                                                                   internal_errors=session.internal_errors))

@@ -27,6 +27,24 @@ def print_finding(finding: Finding, console: Any, lang: str = "en") -> None:
     console.print(f"  [green]{words['fix']}:[/] {escape(finding.fix)}", soft_wrap=True, highlight=False)
 
 
+_INTERNAL = {"en": {"check": "trainwell doctor: the check {name} was switched off after an error of its own in "
+                              "{handler} ({error}); the other checks and the rest of the run are unaffected.",
+                    "hook": "trainwell doctor: its hook {handler} failed ({error}) and was ignored; "
+                            "the rest of the run is unaffected."},
+             "zh": {"check": "trainwell doctor：检查 {name} 在 {handler} 中自身出错（{error}），已被关闭；"
+                             "其他检查和本次运行的其余部分不受影响。",
+                    "hook": "trainwell doctor：它的钩子 {handler} 出错（{error}），已忽略；本次运行的其余部分不受影响。"}}
+
+
+def print_internal_error(check: str | None, handler: str, error: str, console: Any, lang: str = "en") -> None:
+    """One line saying the doctor's own code failed, what it switched off, and that the run goes on."""
+    from rich.markup import escape
+
+    words = _INTERNAL.get(lang, _INTERNAL["en"])
+    line = words["check" if check else "hook"].format(name=check, handler=handler, error=error)
+    console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
+
+
 def print_summary(findings: list[Finding], console: Any, lang: str = "en") -> None:
     from rich.markup import escape
     from rich.table import Table

@@ -42,7 +42,7 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args)
         except Exception as e:  # noqa: BLE001
-            self.internal_errors.append(f"{method.__name__}: {type(e).__name__}: {e}")
+            self.internal_error(None, method.__name__, e)
             if self.debug:
                 raise
             return None
@@ -92,13 +92,16 @@ class Session:
     """Watches PyTorch while it is installed (``with session:``) and runs the checks on what it sees."""
 
     def __init__(self, *, lang: str = "en", checks: list[str] | None = None,
-                 on_finding: Callable[[Finding], None] | None = None, debug: bool = False) -> None:
+                 on_finding: Callable[[Finding], None] | None = None,
+                 on_internal_error: Callable[[str | None, str, str], None] | None = None, debug: bool = False) -> None:
         self.lang = lang
         self.debug = debug
         self.on_finding = on_finding
+        self.on_internal_error = on_internal_error  # (check id or None for a hook, handler, "Type: message")
         self.findings: list[Finding] = []
         self.reported_ids: set[str] = set()
-        self.internal_errors: list[str] = []
+        self.internal_errors: list[str] = []  # the doctor's own failures, one per check or hook
+        self._failed: set[str] = set()
         self.quiet = _Guard()
         from trainwell.doctor import checks as _builtin  # noqa: F401  (registers the built-in checks)
 
@@ -187,11 +190,23 @@ class Session:
                     for table in (self._handlers, self._every_step):
                         for name, hs in table.items():
                             table[name] = [(c, h) for c, h in hs if c is not check]
-                    self.internal_errors.append(f"{check.id}.{method}: {type(e).__name__}: {e}")
+                    self.internal_error(check.id, method, e)
                     if self.debug:
                         raise
         finally:
             quiet.active = prev
+
+    def internal_error(self, check: str | None, handler: str, error: Exception) -> None:
+        """Record the doctor's own failure (a check that raised is switched off; a hook that raised keeps
+        running and is recorded once): the user's run goes on."""
+        name = f"{check}.{handler}" if check else handler
+        if name in self._failed:
+            return
+        self._failed.add(name)
+        detail = f"{type(error).__name__}: {error}"
+        self.internal_errors.append(f"{name}: {detail}")
+        if self.on_internal_error is not None:
+            self.on_internal_error(check, handler, detail)
 
     def end(self) -> None:
         self._dispatch("on_end")
