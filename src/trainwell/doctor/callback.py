@@ -72,10 +72,12 @@ class DoctorCallback(Callback):
         session = self.session
         if session is None or not session._installed:
             return
-        if error is not None:
-            session.error(error)
-        session.end()
-        session.uninstall()
+        try:
+            if error is not None:
+                session.error(error)
+            session.end()
+        finally:
+            session.uninstall()
         if self.run_dir is not None:
             from trainwell.doctor.render import findings_json, write_json
 

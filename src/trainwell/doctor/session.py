@@ -224,17 +224,24 @@ class Session:
         self.uninstall()
 
     def install(self) -> None:
+        """Put the hooks and wrappers in place; if that fails half-way, what was done is undone."""
         if self._installed:
             return
         self._installed = True
+        try:
+            self._install()
+        except BaseException:
+            self.uninstall()
+            raise
+
+    def _install(self) -> None:
+        self._undo.append(self._remove_module_hooks)
         self._watch_all_modules(True)
         saved_filters = warnings.filters[:]
-        warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
         self._undo.append(lambda: _restore_warning_filters(saved_filters))
-        h3 = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
-        h4 = optimizer_hooks.register_optimizer_step_post_hook(self._step_post)
-        self._undo += [h.remove for h in (h3, h4)]
-        self._undo.append(self._remove_module_hooks)
+        warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
+        self._undo.append(optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre).remove)
+        self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
             self._patch(F, name, self._wrap_loss(name, getattr(F, name)))
         self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
@@ -250,8 +257,8 @@ class Session:
         They are on for sampled steps; between them only the models already found are watched,
         through hooks on those models alone, so a step costs two hook calls instead of two per layer."""
         if on and not self._global_hooks:
-            self._global_hooks = [module_hooks.register_module_forward_pre_hook(self._forward_pre),
-                                  module_hooks.register_module_forward_hook(self._forward_post)]
+            self._global_hooks.append(module_hooks.register_module_forward_pre_hook(self._forward_pre))
+            self._global_hooks.append(module_hooks.register_module_forward_hook(self._forward_post))
             for (owner, name), (_, watched) in self._relu_functions.items():  # F.relu in forward(): for dead-relu
                 setattr(owner, name, watched)
         elif not on and self._global_hooks:
@@ -292,10 +299,17 @@ class Session:
         return any(k not in own for k in (*module._forward_hooks, *module._forward_pre_hooks))
 
     def uninstall(self) -> None:
+        """Undo every patch and hook, newest first; one that fails does not stop the others."""
+        failures: list[BaseException] = []
         while self._undo:
-            self._undo.pop()()
+            try:
+                self._undo.pop()()
+            except BaseException as e:  # noqa: BLE001 - the rest must still be undone
+                failures.append(e)
         self._installed = False
         self._stack.clear()
+        if failures:
+            raise failures[0]
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
