@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 import torch
@@ -91,8 +93,9 @@ def test_a_failing_callback_at_start_leaves_no_doctor_patches(monkeypatch: pytes
     before = _torch_globals()
     monkeypatch.setattr(Session, "_wrap_next", _broken_wrap)
     callback = DoctorCallback(show=False)
+    trainer: Any = SimpleNamespace(state=SimpleNamespace(step=0))
     with pytest.raises(RuntimeError, match="install broke"):
-        callback.on_fit_start(None)  # type: ignore[arg-type]
+        callback.on_fit_start(trainer)
     assert _torch_globals() == before  # even before the trainer calls on_exception
-    callback.on_exception(None, RuntimeError("install broke"))  # type: ignore[arg-type]
+    callback.on_exception(trainer, RuntimeError("install broke"))
     assert _torch_globals() == before

@@ -100,6 +100,7 @@ def test_train_writes_a_complete_run_folder_and_predict_uses_it(tmp_path: Path,
     assert main_in(tmp_path, "train", "--resume", "run") == 0
     after = weights(run / "checkpoints/last.pt")
     assert all(torch.equal(before[k], after[k]) for k in before)
+    assert json.loads((run / "doctor.json").read_text()) == doctor  # the doctor's history too
     assert len(list(csv.DictReader((run / "metrics.csv").open()))) == 2
 
 

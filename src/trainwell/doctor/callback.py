@@ -39,7 +39,33 @@ class DoctorCallback(Callback):
         show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
         broken = (lambda c, h, e: print_internal_error(c, h, e, console, self.lang)) if self.show else None
         self.session = Session(lang=self.lang, on_finding=show, on_internal_error=broken)
+        if trainer.state.step > 0:
+            self._continue_from(self.session, trainer.state.step)
         self.session.install()
+
+    def _continue_from(self, session: Session, step: int) -> None:
+        """A resumed run keeps what the doctor saw before: the findings of the earlier doctor.json (each
+        check still reports once), its gradient-norm rows up to the resume step and its internal errors."""
+        import json
+
+        from trainwell.doctor.findings import Finding
+
+        session.step_offset = step
+        path = self.run_dir / "doctor.json" if self.run_dir is not None else None
+        if path is None or not path.is_file():
+            return
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8"))
+            findings = [Finding(**data) for data in earlier["findings"]]
+        except (ValueError, KeyError, TypeError) as e:
+            session.internal_error(None, f"reading {path}", e)  # said; the run itself goes on
+            return
+        for finding in findings:
+            if finding.id not in session.reported_ids:
+                session.reported_ids.add(finding.id)
+                session.findings.append(finding)
+        self.grad_norms = [row for row in earlier.get("grad_norms", []) if row["step"] <= step]
+        session.internal_errors.extend(earlier.get("internal_errors", []))
 
     def on_before_optimizer_step(self, trainer: Trainer) -> None:
         step = trainer.state.step
@@ -49,6 +75,9 @@ class DoctorCallback(Callback):
             row: dict[str, float] = {"step": float(step + 1)}
             row.update(layer_grad_norms(trainer.model))
             self.grad_norms.append(row)
+
+    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        self._write()  # a run killed later keeps what was seen so far
 
     def on_fit_end(self, trainer: Trainer) -> None:
         self._finish(None)
@@ -78,8 +107,12 @@ class DoctorCallback(Callback):
             session.end()
         finally:
             session.uninstall()
-        if self.run_dir is not None:
-            from trainwell.doctor.render import findings_json, write_json
+        self._write()
 
-            write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms,
-                                                                   internal_errors=session.internal_errors))
+    def _write(self) -> None:
+        if self.run_dir is None or self.session is None:
+            return
+        from trainwell.doctor.render import findings_json, write_json
+
+        write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms,
+                                                               internal_errors=self.session.internal_errors))

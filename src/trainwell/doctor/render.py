@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -66,5 +65,8 @@ def findings_json(findings: list[Finding], **extra: Any) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` whole or not at all (a run killed while writing keeps the previous file)."""
+    from trainwell.engine.run_folder import write_json as write_whole
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_whole(path, data)

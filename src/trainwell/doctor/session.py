@@ -117,6 +117,7 @@ class Session:
                             for m, hs in self._handlers.items()}
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
+        self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
         self.backward_count = 0
         self.losses: list[float] = []  # value of each scalar loss that backward() was called on
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
@@ -166,7 +167,7 @@ class Session:
         fmt = _SafeFormat(values)
         finding = Finding(id=check.id, severity=check.severity,  # type: ignore[arg-type]
                           title=text.title.format_map(fmt), message=text.message.format_map(fmt), fix=text.fix.format_map(fmt),
-                          where=where, evidence=_jsonable(evidence), step=self.step)
+                          where=where, evidence=_jsonable(evidence), step=self.step_offset + self.step)
         self.findings.append(finding)
         if self.on_finding is not None:
             self.on_finding(finding)
