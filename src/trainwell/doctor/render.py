@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,21 @@ _LABEL = {"en": {"error": "error", "warning": "warning", "info": "info", "fix": 
                  "none": "trainwell doctor: no problems found.", "summary": "trainwell doctor found"},
           "zh": {"error": "错误", "warning": "警告", "info": "提示", "fix": "修复", "at": "位置",
                  "none": "trainwell doctor：没有发现问题。", "summary": "trainwell doctor 发现"}}
+
+
+BLOCK_TITLE = "trainwell doctor"
+
+
+def in_block(show: Callable[..., None], console: Any) -> Callable[..., None]:
+    """``show`` printing between two rules: under ``doctor run`` the doctor's words share stderr with the
+    script's, and each block of them stands apart (and is easy to strip)."""
+
+    def shown(*args: Any) -> None:
+        console.rule(BLOCK_TITLE, style="dim")
+        show(*args)
+        console.rule(style="dim")
+
+    return shown
 
 
 def print_finding(finding: Finding, console: Any, lang: str = "en") -> None:
