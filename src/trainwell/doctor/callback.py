@@ -1,7 +1,8 @@
 """The doctor inside trainwell's own loop: ``trainwell train`` (on by default) and ``fit(doctor=True)``.
 
 The same session and checks as ``trainwell doctor run``; the callback also records
-per-layer gradient norms for the report and writes ``doctor.json`` into the run folder.
+per-layer gradient norms for the report (on the doctor's sampled steps: the others never wait for
+the device) and writes ``doctor.json`` into the run folder.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ if TYPE_CHECKING:
 
 class DoctorCallback(Callback):
     def __init__(self, *, lang: str | None = None, console: Any = None, run_dir: Path | None = None,
-                 grad_every: int = 10, show: bool = True) -> None:
+                 show: bool = True) -> None:
         from trainwell.doctor.lang import detect_lang
 
         self.lang = detect_lang(lang)
         self.console = console
         self.run_dir = run_dir
-        self.grad_every = grad_every
         self.show = show
         self.session: Session | None = None
         self.grad_norms: list[dict[str, float]] = []  # {"step": s, "<layer>": norm, ...}
@@ -68,11 +68,10 @@ class DoctorCallback(Callback):
         session.internal_errors.extend(earlier.get("internal_errors", []))
 
     def on_before_optimizer_step(self, trainer: Trainer) -> None:
-        step = trainer.state.step
-        if step % self.grad_every == 0:
+        if self.session is not None and self.session.sampled:  # other steps never wait for the device
             from trainwell.doctor.checks._grads import layer_grad_norms
 
-            row: dict[str, float] = {"step": float(step + 1)}
+            row: dict[str, float] = {"step": float(trainer.state.step + 1)}
             row.update(layer_grad_norms(trainer.model))
             self.grad_norms.append(row)
 

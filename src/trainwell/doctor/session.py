@@ -119,7 +119,9 @@ class Session:
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
         self.backward_count = 0
-        self.losses: list[float] = []  # value of each scalar loss that backward() was called on
+        self._losses: list[float] = []  # see ``losses``
+        self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet
+        self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
         self.in_backward = False
@@ -143,6 +145,18 @@ class Session:
         up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
         s = self.step
         return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
+
+    @property
+    def losses(self) -> list[float]:
+        """The value of each scalar loss that backward() was called on. They are read back from the device
+        together, when this is read: read it on sampled steps only, so that other steps never wait."""
+        if self._pending_losses:
+            pending, self._pending_losses = self._pending_losses, []
+            if len({t.device for t in pending}) == 1:
+                self._losses += torch.stack(pending).tolist()  # one wait for all of them
+            else:
+                self._losses += [float(t) for t in pending]
+        return self._losses
 
     def has_parameters(self, module: nn.Module) -> bool:
         """Whether ``module`` holds parameters (a model, not a loss module or metric); remembered per module."""
@@ -397,7 +411,8 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                session.losses.append(float(tensor.detach()))
+                session._pending_losses.append(tensor.detach().reshape(()).float())
+                session.loss_steps.append(session.step)
             session._dispatch("on_backward", ev)
             return result
 

@@ -101,12 +101,19 @@ class LrTooHigh(Check):
         self.optimizers.add(id(ev.optimizer))
         self.opt, self.step_where = ev.optimizer, ev.where
 
+    @sampled_only  # the losses since the last sampled step are read back together: other steps never wait
     def on_backward(self, ev: BackwardEvent) -> None:
-        losses = self.session.losses
-        if self.off or self.reported or len(losses) == self.n_losses or self.session.step > self.MAX_STEPS:
+        if self.off or self.reported or self.session.step > self.MAX_STEPS:
             return
-        self.n_losses = len(losses)
-        v = losses[-1]
+        losses, steps = self.session.losses, self.session.loss_steps
+        new, self.n_losses = range(self.n_losses, len(losses)), len(losses)
+        for i in new:
+            if self.off or self.reported or steps[i] > self.MAX_STEPS:
+                return
+            self.judge(ev, losses[i], steps[i])
+
+    def judge(self, ev: BackwardEvent, v: float, step: int) -> None:
+        """One more loss ``v``, of optimizer step ``step``."""
         if (math.isfinite(v) and v < 0) or not (self.first or (math.isfinite(v) and v > 0)):
             self.off = True  # a loss that goes negative (RL, likelihoods), or no positive finite start
             return
@@ -116,16 +123,16 @@ class LrTooHigh(Check):
         if not math.isfinite(v):
             self.off = True  # everything after the first inf/NaN says nothing more
             # Growth first (not a sudden NaN from log(0) or sqrt(0)) and finite data: the steps did it.
-            if self.session.step >= 1 and self.top[0] >= self.GROWTH * base and self.inputs_finite():
-                self.fire(ev.where, v, self.session.step)
+            if step >= 1 and self.top[0] >= self.GROWTH * base and self.inputs_finite():
+                self.fire(ev.where, v, step)
             return
-        if self.session.step < 1:
+        if step < 1:
             return  # nothing updated yet
         if len(self.optimizers) > 1:
             self.off = True  # two optimizers (a GAN): their losses rise and fall by design
             return
         if v > self.top[0]:
-            self.top_step = self.session.step
+            self.top_step = step
         self.top = sorted([*self.top, v], reverse=True)[:2]
         if self.terms >= 16 and self.top[0] >= self.SPIKE * base and self.top[1] >= self.SPIKE2 * base:
             if self.inputs_finite():
@@ -137,7 +144,7 @@ class LrTooHigh(Check):
             if smooth > self.RISE * base:
                 self.hits += 1
                 if self.hits >= self.HITS and self.inputs_finite():
-                    self.fire(ev.where, smooth, self.session.step)
+                    self.fire(ev.where, smooth, step)
 
     def on_end(self) -> None:
         # A jump, then the network died (dead ReLUs, saturated units): the loss never beats its start again.

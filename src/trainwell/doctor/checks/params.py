@@ -94,6 +94,10 @@ class ParamsNotUpdating(Check):
             weakref.WeakKeyDictionary()
         self.streaks: weakref.WeakKeyDictionary[Optimizer, int] = weakref.WeakKeyDictionary()
         self.moved: weakref.WeakSet[Optimizer] = weakref.WeakSet()  # optimizers whose weights changed at least once
+        # Comparisons made on the device and not read yet (read on sampled steps: other steps never wait).
+        self.unread: weakref.WeakKeyDictionary[Optimizer, tuple[list[torch.Tensor], list[str]]] = \
+            weakref.WeakKeyDictionary()
+        self.where: str | None = None
 
     def _snapshot(self, optimizer: Optimizer) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Copies of a few params with non-zero gradients from every group: the smallest ones and the last
@@ -119,20 +123,35 @@ class ParamsNotUpdating(Check):
         snap = self.snaps.pop(opt, None)
         if snap:
             # Compared at this optimizer's next step, so weights reloaded after step() count too.
-            same = all(torch.equal(p.detach(), old) for p, old in snap)
-            if not same or _loss_fell(self.session.losses):
-                self.moved.add(opt)
-            # Weights that did move once and then stop are a model that converged (or a line search
-            # that found nothing better), not this bug: it shows from the first steps.
-            streak = self.streaks.get(opt, 0) + 1 if same and opt not in self.moved else 0
-            self.streaks[opt] = streak
-            if streak >= self.STREAK:
-                evidence = {"steps_unchanged": streak, "lr": _lrs(opt), "params_compared": len(snap),
-                            "dtypes": sorted({str(p.dtype) for p, _ in snap})}
-                self.report(ev.where, evidence, count=streak, lr=_lrs(opt))
-                return
+            self.unread[opt] = ([(p.detach() == old).all() for p, old in snap], sorted({str(p.dtype) for p, _ in snap}))
         if self.session.sampled:
+            self.where = ev.where
+            self._read(opt)
+            if self.reported:
+                return
             self.snaps[opt] = self._snapshot(opt)
+
+    def on_end(self) -> None:
+        for opt in list(self.unread.keys()):
+            if not self.reported:
+                self._read(opt)
+
+    def _read(self, opt: Optimizer) -> None:
+        """Judge this optimizer's last comparison, if there is one not read yet."""
+        unread, dtypes = self.unread.pop(opt, (None, []))
+        if unread is None:
+            return
+        same = all(bool(t) for t in unread)
+        if not same or _loss_fell(self.session.losses):
+            self.moved.add(opt)
+        # Weights that did move once and then stop are a model that converged (or a line search
+        # that found nothing better), not this bug: it shows from the first steps.
+        streak = self.streaks.get(opt, 0) + 1 if same and opt not in self.moved else 0
+        self.streaks[opt] = streak
+        if streak >= self.STREAK:
+            evidence = {"steps_unchanged": streak, "lr": _lrs(opt), "params_compared": len(unread),
+                        "dtypes": dtypes}
+            self.report(self.where, evidence, count=streak, lr=_lrs(opt))
 
 
 # ---------------------------------------------------------------------------------------
