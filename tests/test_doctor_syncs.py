@@ -72,3 +72,22 @@ def test_the_doctor_reads_tensors_on_sampled_steps_only(doctor_reads: list[int])
     assert sum(n for sampled, n in per_step if sampled) > 0  # the counters do count the doctor's reads
     assert session.findings == [] and session.internal_errors == []
     assert len(session.losses) == 300  # every loss is still known, read back on sampled steps
+
+
+def test_a_nan_batch_on_a_step_that_is_not_sampled_is_still_found() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(8, 8), torch.randint(0, 3, (8,))
+    with trainwell.doctor.watch(show=False) as session:
+        for step in range(200):
+            batch = x.clone()
+            if step == 155:  # not sampled (after step 100 only 1 in 25 is)
+                batch[3, 2] = float("nan")
+            opt.zero_grad()
+            F.cross_entropy(model(batch), y).backward()
+            opt.step()
+    found = {f.id: f for f in session.findings}
+    assert "nonfinite-loss" in found
+    assert found["nonfinite-loss"].evidence["cause"] == "weights_data"  # the data, not the learning rate
+    assert "backward call 156" in found["nonfinite-loss"].message  # the first non-finite loss, not a later one

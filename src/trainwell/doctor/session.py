@@ -119,6 +119,7 @@ class Session:
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
         self.backward_count = 0
+        self.nonfinite_data = False  # a batch with NaN / inf inputs went by (maybe on a step not sampled)
         self._losses: list[float] = []  # see ``losses``
         self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``

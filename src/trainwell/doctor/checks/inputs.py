@@ -84,6 +84,7 @@ class NonfiniteInput(Check):
             return
         if any(bool(flag) for flag in self.suspect.values()):
             self.armed = self.ARMED  # a bad batch went by unseen: look at the next ones closely
+            self.session.nonfinite_data = True
         self.suspect.clear()
         self.armed = max(self.armed - 1, 0)
         for x in data:
@@ -101,6 +102,7 @@ class NonfiniteInput(Check):
                     bool(torch.isfinite(o).all()) for o in tensors(ev.output) if o.is_floating_point()):
                 self.on_purpose = True
                 continue
+            self.session.nonfinite_data = True
             rows = int(bad.reshape(x.shape[0], -1).any(dim=1).sum()) if x.ndim >= 1 else 1
             batch = x.shape[0] if x.ndim >= 1 else 1
             shape = tuple(x.shape)

@@ -284,7 +284,7 @@ class NonfiniteLoss(Check):
             return
         with torch.no_grad():  # the graph at hand explains it only if this loss is non-finite too
             cause, details = diagnose(t) if t.grad_fn is not None and not math.isfinite(now) else ("unknown", {})
-        if cause == "weights" and "nonfinite-input" in self.session.reported_ids:
+        if cause == "weights" and self.session.nonfinite_data:
             cause = "weights_data"
         lang = self.session.lang if self.session.lang in ("en", "zh") else "en"
         fmt = {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in details.items()}
