@@ -412,7 +412,8 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                session._pending_losses.append(tensor.detach().reshape(()).float())
+                # A copy, not a view: a loss sliced out of a big tensor must not keep that tensor alive.
+                session._pending_losses.append(tensor.detach().reshape(()).to(torch.float32, copy=True))
                 session.loss_steps.append(session.step)
             session._dispatch("on_backward", ev)
             return result
