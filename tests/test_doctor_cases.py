@@ -30,7 +30,7 @@ def run_doctor(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     capsys.readouterr()
     report = json.loads(out.read_text())
     assert report["exit_code"] == code
-    assert "doctor_internal_errors" not in report, report.get("doctor_internal_errors")
+    assert report["internal_errors"] == []
     return report
 
 

@@ -50,8 +50,10 @@ def test_a_broken_check_never_breaks_the_script(tmp_path: Path, monkeypatch: pyt
                               "    opt.step()\nprint('finished')\n")
     out = tmp_path / "d.json"
     assert main(["doctor", "run", "--json", str(out), str(script)]) == 0
-    assert "finished" in capsys.readouterr().out
-    assert "zero-grad-missing" in json.loads(out.read_text())["doctor_internal_errors"][0]
+    captured = capsys.readouterr()
+    assert "finished" in captured.out
+    assert "zero-grad-missing" in captured.err and "bug in a check" in captured.err
+    assert "zero-grad-missing" in json.loads(out.read_text())["internal_errors"][0]
 
 
 def test_hooks_are_removed_afterwards(tmp_path: Path) -> None:
@@ -102,6 +104,22 @@ def test_checks_command_lists_every_check(capsys: pytest.CaptureFixture[str]) ->
         for lang in ("en", "zh"):
             text = check.obj.text[lang]
             assert text.title and text.message and text.fix
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_checks_command_shows_no_unfilled_placeholders(lang: str, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    from trainwell.doctor import checks  # noqa: F401
+    from trainwell.doctor.check import CHECKS
+
+    monkeypatch.setenv("COLUMNS", "400")  # one table row per line, ids unbroken
+    for extra in ([], ["--json"]):
+        assert main(["checks", "--lang", lang, *extra]) == 0
+        out = capsys.readouterr().out
+        assert not re.findall(r"\{\w+\}", out)
+        assert all(name in out for name in CHECKS.names())
 
 
 def test_real_cli_subprocess_in_chinese(tmp_path: Path) -> None:

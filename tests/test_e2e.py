@@ -56,6 +56,7 @@ def test_train_writes_a_complete_run_folder_and_predict_uses_it(tmp_path: Path,
         assert (run / name).is_file(), name
     doctor = json.loads((run / "doctor.json").read_text())
     assert doctor["findings"] == []  # trainwell's own loop is correct: the doctor stays quiet
+    assert doctor["internal_errors"] == []  # and none of its checks failed
     assert doctor["grad_norms"] and "features.0.weight" in doctor["grad_norms"][0]
     assert any((run / "tensorboard").iterdir())
     rows = list(csv.DictReader((run / "metrics.csv").open()))
@@ -99,6 +100,7 @@ def test_train_writes_a_complete_run_folder_and_predict_uses_it(tmp_path: Path,
     assert main_in(tmp_path, "train", "--resume", "run") == 0
     after = weights(run / "checkpoints/last.pt")
     assert all(torch.equal(before[k], after[k]) for k in before)
+    assert json.loads((run / "doctor.json").read_text()) == doctor  # the doctor's history too
     assert len(list(csv.DictReader((run / "metrics.csv").open()))) == 2
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -45,10 +46,12 @@ def test_fit_is_reproducible_and_accepts_a_dataloader() -> None:
 
 def test_fit_with_out_writes_a_run_folder(tmp_path: Path) -> None:
     train, val = _data()
-    result = trainwell.fit(_model(), train, val, epochs=2, progress=False, device="cpu", out=tmp_path / "fit")
+    result = trainwell.fit(_model(), train, val, epochs=2, progress=False, device="cpu", out=tmp_path / "fit",
+                           doctor=True)
     assert result.run_dir == tmp_path / "fit"
-    for name in ("metrics.csv", "summary.json", "report.html", "checkpoints/best.pt"):
+    for name in ("metrics.csv", "summary.json", "report.html", "checkpoints/best.pt", "doctor.json"):
         assert (tmp_path / "fit" / name).is_file()
+    assert json.loads((tmp_path / "fit" / "doctor.json").read_text())["internal_errors"] == []
 
 
 def test_fit_custom_loss_without_accuracy() -> None:

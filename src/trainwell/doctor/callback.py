@@ -1,7 +1,8 @@
 """The doctor inside trainwell's own loop: ``trainwell train`` (on by default) and ``fit(doctor=True)``.
 
 The same session and checks as ``trainwell doctor run``; the callback also records
-per-layer gradient norms for the report and writes ``doctor.json`` into the run folder.
+per-layer gradient norms for the report (on the doctor's sampled steps: the others never wait for
+the device) and writes ``doctor.json`` into the run folder.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ if TYPE_CHECKING:
 
 class DoctorCallback(Callback):
     def __init__(self, *, lang: str | None = None, console: Any = None, run_dir: Path | None = None,
-                 grad_every: int = 10, show: bool = True) -> None:
+                 show: bool = True) -> None:
         from trainwell.doctor.lang import detect_lang
 
         self.lang = detect_lang(lang)
         self.console = console
         self.run_dir = run_dir
-        self.grad_every = grad_every
         self.show = show
         self.session: Session | None = None
         self.grad_norms: list[dict[str, float]] = []  # {"step": s, "<layer>": norm, ...}
@@ -32,22 +32,51 @@ class DoctorCallback(Callback):
     def on_fit_start(self, trainer: Trainer) -> None:
         from rich.console import Console
 
-        from trainwell.doctor.render import print_finding
+        from trainwell.doctor.render import print_finding, print_internal_error
         from trainwell.doctor.session import Session
 
         console = self.console or Console(stderr=True)
         show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
-        self.session = Session(lang=self.lang, on_finding=show)
+        broken = (lambda c, h, e: print_internal_error(c, h, e, console, self.lang)) if self.show else None
+        self.session = Session(lang=self.lang, on_finding=show, on_internal_error=broken)
+        if trainer.state.step > 0:
+            self._continue_from(self.session, trainer.state.step)
         self.session.install()
 
+    def _continue_from(self, session: Session, step: int) -> None:
+        """A resumed run keeps what the doctor saw before: the findings of the earlier doctor.json (each
+        check still reports once), its gradient-norm rows up to the resume step and its internal errors."""
+        import json
+
+        from trainwell.doctor.findings import Finding
+
+        session.step_offset = step
+        path = self.run_dir / "doctor.json" if self.run_dir is not None else None
+        if path is None or not path.is_file():
+            return
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8"))
+            findings = [Finding(**data) for data in earlier["findings"]]
+        except (ValueError, KeyError, TypeError) as e:
+            session.internal_error(None, f"reading {path}", e)  # said; the run itself goes on
+            return
+        for finding in findings:
+            if finding.id not in session.reported_ids:
+                session.reported_ids.add(finding.id)
+                session.findings.append(finding)
+        self.grad_norms = [row for row in earlier.get("grad_norms", []) if row["step"] <= step]
+        session.internal_errors.extend(earlier.get("internal_errors", []))
+
     def on_before_optimizer_step(self, trainer: Trainer) -> None:
-        step = trainer.state.step
-        if step % self.grad_every == 0:
+        if self.session is not None and self.session.sampled:  # other steps never wait for the device
             from trainwell.doctor.checks._grads import layer_grad_norms
 
-            row: dict[str, float] = {"step": float(step + 1)}
+            row: dict[str, float] = {"step": float(trainer.state.step + 1)}
             row.update(layer_grad_norms(trainer.model))
             self.grad_norms.append(row)
+
+    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        self._write()  # a run killed later keeps what was seen so far
 
     def on_fit_end(self, trainer: Trainer) -> None:
         self._finish(None)
@@ -71,11 +100,18 @@ class DoctorCallback(Callback):
         session = self.session
         if session is None or not session._installed:
             return
-        if error is not None:
-            session.error(error)
-        session.end()
-        session.uninstall()
-        if self.run_dir is not None:
-            from trainwell.doctor.render import findings_json, write_json
+        try:
+            if error is not None:
+                session.error(error)
+            session.end()
+        finally:
+            session.uninstall()
+        self._write()
 
-            write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms))
+    def _write(self) -> None:
+        if self.run_dir is None or self.session is None:
+            return
+        from trainwell.doctor.render import findings_json, write_json
+
+        write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms,
+                                                               internal_errors=self.session.internal_errors))

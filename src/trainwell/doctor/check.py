@@ -8,6 +8,7 @@ text, and must stay quiet on correct code.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -24,12 +25,22 @@ H = TypeVar("H")
 
 @dataclass(frozen=True)
 class Text:
-    """One language's words for a check. ``message`` and ``fix`` may hold ``{placeholders}``
-    filled from the values passed to ``session.report``."""
+    """One language's words for a check. ``title``, ``message`` and ``fix`` may hold ``{placeholders}``
+    filled from the values passed to ``session.report``; a title with placeholders needs ``general``,
+    the same title without them, for ``trainwell checks`` (which has no finding to fill them from)."""
 
     title: str
     message: str
     fix: str
+    general: str = ""
+
+    @property
+    def listing(self) -> str:
+        """The title shown where there is no finding: no placeholders."""
+        return self.general or self.title
+
+
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 class Check:
@@ -91,5 +102,8 @@ def register(cls: type[Check]) -> type[Check]:
     for lang in ("en", "zh"):
         if lang not in cls.text:
             raise ValueError(f"check {cls.id} has no {lang} text")
+        if PLACEHOLDER.search(cls.text[lang].listing):
+            raise ValueError(f"check {cls.id}: its {lang} title has placeholders; give Text(general=...) "
+                             "the title without them")
     CHECKS.register(cls.id, cls.summary)(cls)
     return cls

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,21 @@ _LABEL = {"en": {"error": "error", "warning": "warning", "info": "info", "fix": 
                  "none": "trainwell doctor：没有发现问题。", "summary": "trainwell doctor 发现"}}
 
 
+BLOCK_TITLE = "trainwell doctor"
+
+
+def in_block(show: Callable[..., None], console: Any) -> Callable[..., None]:
+    """``show`` printing between two rules: under ``doctor run`` the doctor's words share stderr with the
+    script's, and each block of them stands apart (and is easy to strip)."""
+
+    def shown(*args: Any) -> None:
+        console.rule(BLOCK_TITLE, style="dim")
+        show(*args)
+        console.rule(style="dim")
+
+    return shown
+
+
 def print_finding(finding: Finding, console: Any, lang: str = "en") -> None:
     """Print one finding as it is detected."""
     from rich.markup import escape
@@ -24,6 +40,24 @@ def print_finding(finding: Finding, console: Any, lang: str = "en") -> None:
                   f"[bold]{finding.id}[/]: {escape(finding.title)}{at}", soft_wrap=True)
     console.print(f"  {escape(finding.message)}", soft_wrap=True, highlight=False)
     console.print(f"  [green]{words['fix']}:[/] {escape(finding.fix)}", soft_wrap=True, highlight=False)
+
+
+_INTERNAL = {"en": {"check": "trainwell doctor: the check {name} was switched off after an error of its own in "
+                              "{handler} ({error}); the other checks and the rest of the run are unaffected.",
+                    "hook": "trainwell doctor: its hook {handler} failed ({error}) and was ignored; "
+                            "the rest of the run is unaffected."},
+             "zh": {"check": "trainwell doctor：检查 {name} 在 {handler} 中自身出错（{error}），已被关闭；"
+                             "其他检查和本次运行的其余部分不受影响。",
+                    "hook": "trainwell doctor：它的钩子 {handler} 出错（{error}），已忽略；本次运行的其余部分不受影响。"}}
+
+
+def print_internal_error(check: str | None, handler: str, error: str, console: Any, lang: str = "en") -> None:
+    """One line saying the doctor's own code failed, what it switched off, and that the run goes on."""
+    from rich.markup import escape
+
+    words = _INTERNAL.get(lang, _INTERNAL["en"])
+    line = words["check" if check else "hook"].format(name=check, handler=handler, error=error)
+    console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
 
 
 def print_summary(findings: list[Finding], console: Any, lang: str = "en") -> None:
@@ -47,7 +81,8 @@ def findings_json(findings: list[Finding], **extra: Any) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``data`` whole or not at all (a run killed while writing keeps the previous file)."""
     from trainwell._files import atomic_write_json
 
+    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, data)

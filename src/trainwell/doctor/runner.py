@@ -1,46 +1,101 @@
 """``trainwell doctor run SCRIPT ARGS``: run an unchanged script as ``python SCRIPT ARGS`` would, watched.
 
-The script runs as ``__main__`` in this interpreter with its own ``sys.argv``; its output,
-behaviour and exit code are preserved (an uncaught exception prints its traceback and
-exits 1, as Python does). The doctor's findings go to stderr.
+The script's world is the one ``python SCRIPT ARGS`` gives it: a fresh ``__main__`` module with the
+same globals (``__file__`` absolute, ``__builtins__`` the module, ``__package__`` and ``__spec__``
+None, a source loader), ``sys.argv`` as typed, ``sys.path[0]`` its folder. An uncaught exception
+is printed by ``sys.excepthook`` as Python prints it (with its "Did you mean" hints), with the
+runner's and the doctor's own frames left out, and exits 1; ``sys.exit`` gives its own code;
+Ctrl-C exits 130. The doctor's findings go to stderr, each in a delimited block.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
-import runpy
 import sys
-import traceback
+import types
 from pathlib import Path
 from typing import Any
 
 from trainwell.doctor.session import Session
 
+_OWN = str(Path(__file__).resolve().parents[1])  # trainwell's own frames: never shown as the script's
 
-def run_script(script: Path, args: list[str], session: Session) -> int:
-    """Run ``script`` with ``args`` under ``session``; return the exit code it would have had."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [str(script), *args]
-    sys.path.insert(0, str(script.resolve().parent))  # as `python script.py` does
-    code = 0
+
+def run_script(script: str, args: list[str], session: Session) -> int:
+    """Run ``script`` (its path as typed) with ``args`` under ``session``; return the exit code it would have had."""
+    main = _main_module(script)
+    code = compile(Path(script).read_bytes(), main.__file__, "exec", dont_inherit=True)
+    saved_argv, saved_path, saved_main = sys.argv[:], sys.path[:], sys.modules.get("__main__")
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.realpath(script)))  # as `python script.py` does
+    sys.modules["__main__"] = main
+    exit_code = 0
     try:
         with session:
             try:
-                runpy.run_path(str(script), run_name="__main__")
+                exec(code, main.__dict__)
             except SystemExit as e:
-                code = _exit_code(e.code)
-            except KeyboardInterrupt:
-                traceback.print_exc()
-                code = 130
-            except BaseException as e:  # noqa: BLE001 - the script's own error: report it as Python would
+                exit_code = _exit_code(e.code)
+            except KeyboardInterrupt as e:
+                _print_as_python(e)
+                exit_code = 130  # what a shell reports for a Python killed by Ctrl-C
+            except BaseException as e:  # noqa: BLE001 - the script's own error: reported as Python would
                 session.error(e)
-                traceback.print_exception(e)
-                code = 1
+                _print_as_python(e)
+                exit_code = 1
             session.end()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-        sys.stdout.flush()
-    return code
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        _flush()
+    return exit_code
+
+
+def _main_module(script: str) -> types.ModuleType:
+    """A ``__main__`` module with the globals ``python script.py`` gives it."""
+    from importlib.machinery import SourceFileLoader
+
+    path = os.path.abspath(script)
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__file__": path, "__cached__": None, "__builtins__": builtins, "__annotations__": {},
+                          "__loader__": SourceFileLoader("__main__", path)})
+    return main
+
+
+def _print_as_python(error: BaseException) -> None:
+    _without_own_frames(error, set())
+    _flush()
+    sys.excepthook(type(error), error, error.__traceback__)
+
+
+def _without_own_frames(error: BaseException, seen: set[int]) -> None:
+    """Drop trainwell's frames from ``error``'s traceback and from those of its cause and context."""
+    if id(error) in seen:
+        return
+    seen.add(id(error))
+    kept = []
+    tb = error.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_OWN):
+            kept.append(tb)
+        tb = tb.tb_next
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    error.__traceback__ = rebuilt
+    for linked in (error.__cause__, error.__context__):
+        if linked is not None:
+            _without_own_frames(linked, seen)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # a closed or replaced stream: nothing to flush
+            pass
 
 
 def _exit_code(code: Any) -> int:
@@ -48,15 +103,16 @@ def _exit_code(code: Any) -> int:
         return 0
     if isinstance(code, int):
         return code
+    _flush()
     print(code, file=sys.stderr)  # sys.exit("message") prints the message and exits 1
     return 1
 
 
-def script_path(text: str) -> Path:
+def script_path(text: str) -> str:
+    """The script's path as typed (it becomes ``sys.argv[0]``), once it is known to be a file."""
     from trainwell._errors import TrainwellError
 
-    path = Path(text)
-    if not path.is_file():
+    if not Path(text).is_file():
         raise TrainwellError(f"No script {text!r} to run.", fix="give the path of your training script: "
                                                                  "trainwell doctor run train.py")
-    return Path(os.path.normpath(path))
+    return text

@@ -42,7 +42,7 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args)
         except Exception as e:  # noqa: BLE001
-            self.internal_errors.append(f"{method.__name__}: {type(e).__name__}: {e}")
+            self.internal_error(None, method.__name__, e)
             if self.debug:
                 raise
             return None
@@ -92,13 +92,16 @@ class Session:
     """Watches PyTorch while it is installed (``with session:``) and runs the checks on what it sees."""
 
     def __init__(self, *, lang: str = "en", checks: list[str] | None = None,
-                 on_finding: Callable[[Finding], None] | None = None, debug: bool = False) -> None:
+                 on_finding: Callable[[Finding], None] | None = None,
+                 on_internal_error: Callable[[str | None, str, str], None] | None = None, debug: bool = False) -> None:
         self.lang = lang
         self.debug = debug
         self.on_finding = on_finding
+        self.on_internal_error = on_internal_error  # (check id or None for a hook, handler, "Type: message")
         self.findings: list[Finding] = []
         self.reported_ids: set[str] = set()
-        self.internal_errors: list[str] = []
+        self.internal_errors: list[str] = []  # the doctor's own failures, one per check or hook
+        self._failed: set[str] = set()
         self.quiet = _Guard()
         from trainwell.doctor import checks as _builtin  # noqa: F401  (registers the built-in checks)
 
@@ -114,8 +117,12 @@ class Session:
                             for m, hs in self._handlers.items()}
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
+        self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
         self.backward_count = 0
-        self.losses: list[float] = []  # value of each scalar loss that backward() was called on
+        self.nonfinite_data = False  # a batch with NaN / inf inputs went by (maybe on a step not sampled)
+        self._losses: list[float] = []  # see ``losses``
+        self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet
+        self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
         self.in_backward = False
@@ -140,6 +147,18 @@ class Session:
         s = self.step
         return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
 
+    @property
+    def losses(self) -> list[float]:
+        """The value of each scalar loss that backward() was called on. They are read back from the device
+        together, when this is read: read it on sampled steps only, so that other steps never wait."""
+        if self._pending_losses:
+            pending, self._pending_losses = self._pending_losses, []
+            if len({t.device for t in pending}) == 1:
+                self._losses += torch.stack(pending).tolist()  # one wait for all of them
+            else:
+                self._losses += [float(t) for t in pending]
+        return self._losses
+
     def has_parameters(self, module: nn.Module) -> bool:
         """Whether ``module`` holds parameters (a model, not a loss module or metric); remembered per module."""
         known = self._has_params.get(module)
@@ -163,7 +182,7 @@ class Session:
         fmt = _SafeFormat(values)
         finding = Finding(id=check.id, severity=check.severity,  # type: ignore[arg-type]
                           title=text.title.format_map(fmt), message=text.message.format_map(fmt), fix=text.fix.format_map(fmt),
-                          where=where, evidence=_jsonable(evidence), step=self.step)
+                          where=where, evidence=_jsonable(evidence), step=self.step_offset + self.step)
         self.findings.append(finding)
         if self.on_finding is not None:
             self.on_finding(finding)
@@ -187,11 +206,23 @@ class Session:
                     for table in (self._handlers, self._every_step):
                         for name, hs in table.items():
                             table[name] = [(c, h) for c, h in hs if c is not check]
-                    self.internal_errors.append(f"{check.id}.{method}: {type(e).__name__}: {e}")
+                    self.internal_error(check.id, method, e)
                     if self.debug:
                         raise
         finally:
             quiet.active = prev
+
+    def internal_error(self, check: str | None, handler: str, error: Exception) -> None:
+        """Record the doctor's own failure (a check that raised is switched off; a hook that raised keeps
+        running and is recorded once): the user's run goes on."""
+        name = f"{check}.{handler}" if check else handler
+        if name in self._failed:
+            return
+        self._failed.add(name)
+        detail = f"{type(error).__name__}: {error}"
+        self.internal_errors.append(f"{name}: {detail}")
+        if self.on_internal_error is not None:
+            self.on_internal_error(check, handler, detail)
 
     def end(self) -> None:
         self._dispatch("on_end")
@@ -209,17 +240,24 @@ class Session:
         self.uninstall()
 
     def install(self) -> None:
+        """Put the hooks and wrappers in place; if that fails half-way, what was done is undone."""
         if self._installed:
             return
         self._installed = True
+        try:
+            self._install()
+        except BaseException:
+            self.uninstall()
+            raise
+
+    def _install(self) -> None:
+        self._undo.append(self._remove_module_hooks)
         self._watch_all_modules(True)
         saved_filters = warnings.filters[:]
-        warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
         self._undo.append(lambda: _restore_warning_filters(saved_filters))
-        h3 = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
-        h4 = optimizer_hooks.register_optimizer_step_post_hook(self._step_post)
-        self._undo += [h.remove for h in (h3, h4)]
-        self._undo.append(self._remove_module_hooks)
+        warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
+        self._undo.append(optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre).remove)
+        self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
             self._patch(F, name, self._wrap_loss(name, getattr(F, name)))
         self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
@@ -235,8 +273,8 @@ class Session:
         They are on for sampled steps; between them only the models already found are watched,
         through hooks on those models alone, so a step costs two hook calls instead of two per layer."""
         if on and not self._global_hooks:
-            self._global_hooks = [module_hooks.register_module_forward_pre_hook(self._forward_pre),
-                                  module_hooks.register_module_forward_hook(self._forward_post)]
+            self._global_hooks.append(module_hooks.register_module_forward_pre_hook(self._forward_pre))
+            self._global_hooks.append(module_hooks.register_module_forward_hook(self._forward_post))
             for (owner, name), (_, watched) in self._relu_functions.items():  # F.relu in forward(): for dead-relu
                 setattr(owner, name, watched)
         elif not on and self._global_hooks:
@@ -277,10 +315,17 @@ class Session:
         return any(k not in own for k in (*module._forward_hooks, *module._forward_pre_hooks))
 
     def uninstall(self) -> None:
+        """Undo every patch and hook, newest first; one that fails does not stop the others."""
+        failures: list[BaseException] = []
         while self._undo:
-            self._undo.pop()()
+            try:
+                self._undo.pop()()
+            except BaseException as e:  # noqa: BLE001 - the rest must still be undone
+                failures.append(e)
         self._installed = False
         self._stack.clear()
+        if failures:
+            raise failures[0]
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
@@ -367,7 +412,9 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                session.losses.append(float(tensor.detach()))
+                # A copy, not a view: a loss sliced out of a big tensor must not keep that tensor alive.
+                session._pending_losses.append(tensor.detach().reshape(()).to(torch.float32, copy=True))
+                session.loss_steps.append(session.step)
             session._dispatch("on_backward", ev)
             return result
 

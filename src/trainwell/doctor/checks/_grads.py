@@ -48,6 +48,11 @@ def grad_norm(params: Iterable[torch.Tensor]) -> float:
 
 
 def layer_grad_norms(model: nn.Module) -> list[tuple[str, float]]:
-    """(name, gradient norm) of each weight matrix / kernel (ndim >= 2), in definition order."""
-    return [(name, float(p.grad.detach().float().norm())) for name, p in model.named_parameters()
-            if p.grad is not None and p.ndim >= 2]
+    """(name, gradient norm) of each weight matrix / kernel (ndim >= 2), in definition order; read back
+    from the device together (one wait, not one per layer)."""
+    named = [(name, p.grad.detach().float().norm()) for name, p in model.named_parameters()
+             if p.grad is not None and p.ndim >= 2]
+    if len({norm.device for _, norm in named}) > 1:  # a model split over devices
+        return [(name, float(norm)) for name, norm in named]
+    values = torch.stack([norm for _, norm in named]).tolist() if named else []
+    return [(name, value) for (name, _), value in zip(named, values)]

@@ -18,6 +18,7 @@ class CannotOverfit(Check):
     text = {
         "en": Text(
             title="The model cannot overfit {samples} samples",
+            general="The model cannot overfit a handful of samples",
             message="After {steps} steps on the same {samples} samples the loss is still {loss} (it started at "
                     "{start}) and {accuracy} of them are classified correctly. Any working model memorizes a few "
                     "dozen samples, so something in the model, the loss or the data is broken.",
@@ -26,6 +27,7 @@ class CannotOverfit(Check):
                 "shapes"),
         "zh": Text(
             title="模型无法过拟合 {samples} 个样本",
+            general="模型无法过拟合少量样本",
             message="在同样的 {samples} 个样本上训练了 {steps} 步，损失仍是 {loss}（开始时为 {start}），"
                     "只有 {accuracy} 被分对。任何正常的模型都能记住几十个样本，所以模型、损失或数据中有错误。",
             fix="检查：损失之前是否多了 softmax、是否有层被切断计算图（.detach()、.data）、输入是否真的影响输出、"

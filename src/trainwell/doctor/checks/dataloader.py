@@ -66,6 +66,7 @@ class DataLoaderBottleneck(Check):
     text = {
         "en": Text(
             title="Training waits for data {share}% of the time",
+            general="Training spends much of its time waiting for data",
             message="Each batch took {wait_ms} ms to load, while a whole training step (loading + compute) took "
                     "{step_ms} ms: the model sat idle {share}% of the time, measured over {batches} batches "
                     "({item_ms} ms of loading per item, with num_workers={num_workers}). Training would run up to "
@@ -75,6 +76,7 @@ class DataLoaderBottleneck(Check):
                 "preprocessing out of __getitem__ (do it once in __init__ or cache it)"),
         "zh": Text(
             title="训练有 {share}% 的时间在等数据",
+            general="训练有很大一部分时间在等数据",
             message="每个批次加载要 {wait_ms} 毫秒，而整个训练步（加载 + 计算）用时 {step_ms} 毫秒：在统计的 {batches} "
                     "个批次里，模型有 {share}% 的时间在空等（每个样本加载 {item_ms} 毫秒，num_workers={num_workers}）。"
                     "如果训练步结束时下一个批次已经准备好，训练最多可快 {speedup} 倍。",

@@ -46,6 +46,7 @@ class DeadRelu(Check):
     text = {
         "en": Text(
             title="Dead ReLUs: {share} of a layer's units output zero for every input",
+            general="Dead ReLUs: most of a layer's units output zero for every input",
             message="In ReLU layer #{layer} of the model ({units} units), {share} of the units were zero for every "
                     "example of the batch on {count} of the last {last} checked steps. A dead unit gets no "
                     "gradient, so it never comes back: the layer has lost most of its capacity. Usual causes: a "
@@ -55,6 +56,7 @@ class DeadRelu(Check):
                 "nn.init.zeros_(layer.bias)  # or nn.LeakyReLU(0.01) instead of nn.ReLU()"),
         "zh": Text(
             title="ReLU 死亡：某层 {share} 的单元对所有输入都输出 0",
+            general="ReLU 死亡：某层大部分单元对所有输入都输出 0",
             message="模型的第 {layer} 个 ReLU 层（{units} 个单元）中，有 {share} 的单元在最近 {last} 个检查步中的 {count} 步里"
                     "对整个批次的每个样本都输出 0。死掉的单元得不到梯度，再也不会恢复："
                     "这一层失去了大部分容量。常见原因：偏置初始化成很大的负数，或者学习率太大，一次更新就把单元推到了负区间。",

@@ -30,6 +30,7 @@ class ExplodingGradients(Check):
     text = {
         "en": Text(
             title="Exploding gradients: the gradient norm jumped from {early} to {norm}",
+            general="Exploding gradients: the gradient norm jumps by orders of magnitude",
             message="At step {step} the total gradient norm that optimizer.step() was about to apply was {norm}, "
                     "against {early} in the first steps, while the loss was still finite. Updates "
                     "that large throw the weights far away, and the next steps usually end in inf/NaN. Typical "
@@ -39,6 +40,7 @@ class ExplodingGradients(Check):
                 "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate"),
         "zh": Text(
             title="梯度爆炸：梯度范数从 {early} 猛增到 {norm}",
+            general="梯度爆炸：梯度范数猛增几个数量级",
             message="第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm}，而最初几步只有 {early}，"
                     "此时损失仍是有限值。这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
                     "常见原因：深层网络的初始化过大、学习率过高，或者 RNN 训练时没有做梯度裁剪。",

@@ -63,14 +63,36 @@ class NonfiniteInput(Check):
                 "  # 或者直接丢弃：x = x[torch.isfinite(x).all(dim=1)]"),
     }
 
+    ARMED = 100  # forwards looked at closely after a non-finite batch went by on a step that was not sampled
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.suspect: dict[torch.device, torch.Tensor] = {}  # per device: a non-finite sum seen, not read yet
+        self.armed = 0
+        self.on_purpose = False  # the model was seen neutralizing non-finite inputs (masks)
+
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or not self.session.has_parameters(ev.module):
             return
-        for x in tensors(ev.inputs):
+        data = [x for x in tensors(ev.inputs) if is_data(x)]
+        if not (self.session.sampled or self.armed):
+            if not self.on_purpose:  # noted on the device; read on the next sampled step, so no step waits
+                for x in data:
+                    bad = ~torch.isfinite(x.detach().sum())
+                    seen = self.suspect.get(x.device)
+                    self.suspect[x.device] = bad if seen is None else seen | bad
+            return
+        if any(bool(flag) for flag in self.suspect.values()):
+            self.armed = self.ARMED  # a bad batch went by unseen: look at the next ones closely
+            self.session.nonfinite_data = True
+        self.suspect.clear()
+        self.armed = max(self.armed - 1, 0)
+        for x in data:
             # One reduction per batch, no temporary: a NaN or inf anywhere makes the sum non-finite
             # (a sum that overflows is double-checked below).
-            if not is_data(x) or math.isfinite(float(x.detach().sum())) or bool(torch.isfinite(x).all()):
+            if math.isfinite(float(x.detach().sum())) or bool(torch.isfinite(x).all()):
                 continue
+            self.armed = 0
             bad = ~torch.isfinite(x)
             nan, count = int(torch.isnan(x).sum()), int(bad.sum())
             # A model may neutralize them on purpose (an additive 0 / -inf attention mask, NaN
@@ -78,7 +100,9 @@ class NonfiniteInput(Check):
             # saturating layer can hide it from the output while the gradients become NaN.
             if not bool((x == float("inf")).any()) and all(
                     bool(torch.isfinite(o).all()) for o in tensors(ev.output) if o.is_floating_point()):
+                self.on_purpose = True
                 continue
+            self.session.nonfinite_data = True
             rows = int(bad.reshape(x.shape[0], -1).any(dim=1).sum()) if x.ndim >= 1 else 1
             batch = x.shape[0] if x.ndim >= 1 else 1
             shape = tuple(x.shape)

@@ -46,12 +46,14 @@ class LrTooHigh(Check):
     text = {
         "en": Text(
             title="The learning rate {lr} is too high: the loss blows up",
+            general="The learning rate is too high: the loss blows up",
             message="Within the first {steps} optimizer steps the loss went from {start} to {value}, although the "
                     "inputs were finite. With learning rate {lr} each update overshoots the minimum, so the loss "
                     "grows instead of shrinking (and then the weights become inf/NaN or the network dies).",
             fix="use a learning rate about 10x smaller: optimizer = {call}"),
         "zh": Text(
             title="学习率 {lr} 太大：损失爆炸",
+            general="学习率太大：损失爆炸",
             message="在最初的 {steps} 次优化器更新内，损失从 {start} 变成了 {value}，而输入都是有限值。"
                     "学习率为 {lr} 时每次更新都越过了最小值，损失不降反升（随后权重变成 inf/NaN，或者网络“死掉”）。",
             fix="把学习率调小约 10 倍：optimizer = {call}"),
@@ -99,12 +101,19 @@ class LrTooHigh(Check):
         self.optimizers.add(id(ev.optimizer))
         self.opt, self.step_where = ev.optimizer, ev.where
 
+    @sampled_only  # the losses since the last sampled step are read back together: other steps never wait
     def on_backward(self, ev: BackwardEvent) -> None:
-        losses = self.session.losses
-        if self.off or self.reported or len(losses) == self.n_losses or self.session.step > self.MAX_STEPS:
+        if self.off or self.reported or self.session.step > self.MAX_STEPS:
             return
-        self.n_losses = len(losses)
-        v = losses[-1]
+        losses, steps = self.session.losses, self.session.loss_steps
+        new, self.n_losses = range(self.n_losses, len(losses)), len(losses)
+        for i in new:
+            if self.off or self.reported or steps[i] > self.MAX_STEPS:
+                return
+            self.judge(ev, losses[i], steps[i])
+
+    def judge(self, ev: BackwardEvent, v: float, step: int) -> None:
+        """One more loss ``v``, of optimizer step ``step``."""
         if (math.isfinite(v) and v < 0) or not (self.first or (math.isfinite(v) and v > 0)):
             self.off = True  # a loss that goes negative (RL, likelihoods), or no positive finite start
             return
@@ -114,16 +123,16 @@ class LrTooHigh(Check):
         if not math.isfinite(v):
             self.off = True  # everything after the first inf/NaN says nothing more
             # Growth first (not a sudden NaN from log(0) or sqrt(0)) and finite data: the steps did it.
-            if self.session.step >= 1 and self.top[0] >= self.GROWTH * base and self.inputs_finite():
-                self.fire(ev.where, v, self.session.step)
+            if step >= 1 and self.top[0] >= self.GROWTH * base and self.inputs_finite():
+                self.fire(ev.where, v, step)
             return
-        if self.session.step < 1:
+        if step < 1:
             return  # nothing updated yet
         if len(self.optimizers) > 1:
             self.off = True  # two optimizers (a GAN): their losses rise and fall by design
             return
         if v > self.top[0]:
-            self.top_step = self.session.step
+            self.top_step = step
         self.top = sorted([*self.top, v], reverse=True)[:2]
         if self.terms >= 16 and self.top[0] >= self.SPIKE * base and self.top[1] >= self.SPIKE2 * base:
             if self.inputs_finite():
@@ -135,7 +144,7 @@ class LrTooHigh(Check):
             if smooth > self.RISE * base:
                 self.hits += 1
                 if self.hits >= self.HITS and self.inputs_finite():
-                    self.fire(ev.where, smooth, self.session.step)
+                    self.fire(ev.where, smooth, step)
 
     def on_end(self) -> None:
         # A jump, then the network died (dead ReLUs, saturated units): the loss never beats its start again.
@@ -208,6 +217,7 @@ class LrTooLow(Check):
     text = {
         "en": Text(
             title="The learning rate {lr} is too low: the weights barely move",
+            general="The learning rate is too low: the weights barely move",
             message="On {samples} checked steps, optimizer.step() changed the weight matrices by only {ratio} of "
                     "their size (median; healthy training changes them by about 1e-4 to 1e-2 per step), and over "
                     "{steps} steps the loss stayed at about {loss}. With learning rate {lr} the model would need "
@@ -215,6 +225,7 @@ class LrTooLow(Check):
             fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1): optimizer = {call}"),
         "zh": Text(
             title="学习率 {lr} 太小：权重几乎不动",
+            general="学习率太小：权重几乎不动",
             message="在检查的 {samples} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio}（中位数；"
                     "正常训练每步约变化 1e-4 到 1e-2），{steps} 步下来损失一直停在约 {loss}。"
                     "学习率为 {lr} 时，模型要几百万步才能学到东西。",

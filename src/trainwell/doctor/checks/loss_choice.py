@@ -43,6 +43,7 @@ class WrongLossForTask(Check):
     text = {
         "en": Text(
             title="{loss} used for a classification task",
+            general="A loss that does not fit the classification task",
             message="{detail} {loss} does not treat the outputs as a choice between classes: the model learns "
                     "slowly, predicts values in between the classes, and its scores are not class probabilities "
                     "(seen on {count} loss calls).",
@@ -50,6 +51,7 @@ class WrongLossForTask(Check):
                 "# y: class index 0..C-1 (y = onehot.argmax(1)); model outputs one score per class"),
         "zh": Text(
             title="分类任务用了 {loss}",
+            general="分类任务用了不合适的损失函数",
             message="{detail}{loss} 不会把输出当作在各个类别之间做选择：模型学得慢，预测出介于类别之间的值，"
                     "输出的分数也不是类别概率（在 {count} 次损失调用中都是如此）。",
             fix="对 logits 使用交叉熵，目标用整数类别编号：loss = F.cross_entropy(model(x), y)  "

@@ -147,6 +147,7 @@ class NoNonlinearity(Check):
     text = {
         "en": Text(
             title="No activation between {first} and {second}",
+            general="No activation between two linear layers",
             message="The output of {first} ({first_type}) goes straight into {second} ({second_type}) with nothing "
                     "non-linear in between. Two linear layers in a row are just one linear layer: the extra layer "
                     "adds parameters but cannot learn anything more, so the model is less powerful than it looks.",
@@ -154,6 +155,7 @@ class NoNonlinearity(Check):
                 "# or in forward(): x = self.fc2(torch.relu(self.fc1(x)))"),
         "zh": Text(
             title="{first} 和 {second} 之间没有激活函数",
+            general="两个线性层之间没有激活函数",
             message="{first}（{first_type}）的输出直接进入了 {second}（{second_type}），中间没有任何非线性操作。"
                     "连续两个线性层其实就等于一个线性层：多出来的那层只增加参数，却学不到更多东西，模型没有看上去那么强。",
             fix="在 {first} 之后加一个激活函数，例如 nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))"

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import BackwardEvent
 
 MAX_NODES = 2000  # bound on the graph walk (it runs once, at the first bad loss)
@@ -251,30 +251,43 @@ class NonfiniteLoss(Check):
     text = {
         "en": Text(
             title="The loss became {value}",
+            general="The loss became NaN or infinite",
             message="The loss passed to backward() is {value} (backward call {call}). {cause} One backward() with a "
                     "non-finite loss fills the gradients with NaN, and the next optimizer step turns the weights into "
                     "NaN for good.",
             fix="{remedy}"),
         "zh": Text(
             title="损失变成了 {value}",
+            general="损失变成了 NaN 或无穷大",
             message="传给 backward() 的损失是 {value}（第 {call} 次 backward）。{cause}对非有限的损失做一次 backward() "
                     "会让梯度全部变成 NaN，接下来的一次优化器更新就会让权重永久变成 NaN。",
             fix="{remedy}"),
     }
 
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.read = 0  # how many of session.losses were looked at
+
+    @sampled_only  # the losses of other steps are read back here, all together: those steps never wait
     def on_backward_pre(self, ev: BackwardEvent) -> None:
         t = ev.tensor
         if self.reported or not t.is_floating_point() or t.numel() != 1:
             return
-        value = float(t.detach())  # one number: cheaper than a tensor reduction, and read anyway after backward
+        losses = self.session.losses
+        first_bad = next((i for i in range(self.read, len(losses)) if not math.isfinite(losses[i])), None)
+        self.read = len(losses)
+        now = float(t.detach())  # one number: cheaper than a tensor reduction, and read anyway after backward
+        value, call = now, self.session.backward_count + 1
+        if first_bad is not None:  # it happened on a step that was not sampled
+            value, call = losses[first_bad], first_bad + 1
         if math.isfinite(value):
             return
-        with torch.no_grad():
-            cause, details = diagnose(t) if t.grad_fn is not None else ("unknown", {})
-        if cause == "weights" and "nonfinite-input" in self.session.reported_ids:
+        with torch.no_grad():  # the graph at hand explains it only if this loss is non-finite too
+            cause, details = diagnose(t) if t.grad_fn is not None and not math.isfinite(now) else ("unknown", {})
+        if cause == "weights" and self.session.nonfinite_data:
             cause = "weights_data"
         lang = self.session.lang if self.session.lang in ("en", "zh") else "en"
         fmt = {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in details.items()}
         self.report(ev.where, {"loss": str(value), "cause": cause, **details},
-                    value=str(value), call=self.session.backward_count + 1,
+                    value=str(value), call=call,
                     cause=_CAUSE[cause][lang].format(**fmt), remedy=_FIX[cause][lang].format(**fmt))

@@ -94,6 +94,10 @@ class ParamsNotUpdating(Check):
             weakref.WeakKeyDictionary()
         self.streaks: weakref.WeakKeyDictionary[Optimizer, int] = weakref.WeakKeyDictionary()
         self.moved: weakref.WeakSet[Optimizer] = weakref.WeakSet()  # optimizers whose weights changed at least once
+        # Comparisons made on the device and not read yet (read on sampled steps: other steps never wait).
+        self.unread: weakref.WeakKeyDictionary[Optimizer, tuple[list[torch.Tensor], list[str]]] = \
+            weakref.WeakKeyDictionary()
+        self.where: str | None = None
 
     def _snapshot(self, optimizer: Optimizer) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """Copies of a few params with non-zero gradients from every group: the smallest ones and the last
@@ -119,20 +123,35 @@ class ParamsNotUpdating(Check):
         snap = self.snaps.pop(opt, None)
         if snap:
             # Compared at this optimizer's next step, so weights reloaded after step() count too.
-            same = all(torch.equal(p.detach(), old) for p, old in snap)
-            if not same or _loss_fell(self.session.losses):
-                self.moved.add(opt)
-            # Weights that did move once and then stop are a model that converged (or a line search
-            # that found nothing better), not this bug: it shows from the first steps.
-            streak = self.streaks.get(opt, 0) + 1 if same and opt not in self.moved else 0
-            self.streaks[opt] = streak
-            if streak >= self.STREAK:
-                evidence = {"steps_unchanged": streak, "lr": _lrs(opt), "params_compared": len(snap),
-                            "dtypes": sorted({str(p.dtype) for p, _ in snap})}
-                self.report(ev.where, evidence, count=streak, lr=_lrs(opt))
-                return
+            self.unread[opt] = ([(p.detach() == old).all() for p, old in snap], sorted({str(p.dtype) for p, _ in snap}))
         if self.session.sampled:
+            self.where = ev.where
+            self._read(opt)
+            if self.reported:
+                return
             self.snaps[opt] = self._snapshot(opt)
+
+    def on_end(self) -> None:
+        for opt in list(self.unread.keys()):
+            if not self.reported:
+                self._read(opt)
+
+    def _read(self, opt: Optimizer) -> None:
+        """Judge this optimizer's last comparison, if there is one not read yet."""
+        unread, dtypes = self.unread.pop(opt, (None, []))
+        if unread is None:
+            return
+        same = all(bool(t) for t in unread)
+        if not same or _loss_fell(self.session.losses):
+            self.moved.add(opt)
+        # Weights that did move once and then stop are a model that converged (or a line search
+        # that found nothing better), not this bug: it shows from the first steps.
+        streak = self.streaks.get(opt, 0) + 1 if same and opt not in self.moved else 0
+        self.streaks[opt] = streak
+        if streak >= self.STREAK:
+            evidence = {"steps_unchanged": streak, "lr": _lrs(opt), "params_compared": len(unread),
+                        "dtypes": dtypes}
+            self.report(self.where, evidence, count=streak, lr=_lrs(opt))
 
 
 # ---------------------------------------------------------------------------------------
@@ -146,6 +165,7 @@ class ParamsNotInOptimizer(Check):
     text = {
         "en": Text(
             title="{count} parameter tensors get gradients but are in no optimizer",
+            general="Parameters get gradients but are in no optimizer",
             message="backward() writes gradients into {count} parameter tensors ({names}), but no optimizer owns "
                     "them, so optimizer.step() never changes them and they keep their initial values. This happens "
                     "when the model or a layer is created or replaced after the optimizer (the optimizer keeps the "
@@ -155,6 +175,7 @@ class ParamsNotInOptimizer(Check):
                 "p.requires_grad_(False)"),
         "zh": Text(
             title="有 {count} 个参数张量得到了梯度，却不属于任何优化器",
+            general="有参数得到了梯度，却不属于任何优化器",
             message="backward() 把梯度写进了 {count} 个参数张量（{names}），但没有任何优化器拥有它们，"
                     "所以 optimizer.step() 从不更新它们，它们一直保持初始值。常见原因：在创建优化器之后才创建或替换了模型或某一层"
                     "（优化器里还是旧参数），或者只把模型的一部分交给了优化器。",
@@ -262,6 +283,7 @@ class GradNone(Check):
     text = {
         "en": Text(
             title="{count} trainable parameter tensors never get a gradient",
+            general="Trainable parameters never get a gradient",
             message="{names} require gradients and are in the optimizer, yet their .grad stayed None on all {checks} "
                     "steps checked while the rest of the model got gradients, so they never learn. The loss does "
                     "not depend on them: the computation was cut from the graph (.detach(), .data, .item(), a "
@@ -271,6 +293,7 @@ class GradNone(Check):
                 "p.requires_grad_(False)"),
         "zh": Text(
             title="有 {count} 个可训练参数张量从来没有得到梯度",
+            general="有可训练参数从来没有得到梯度",
             message="{names} 需要梯度并且在优化器里，但在检查的全部 {checks} 步中它们的 .grad 一直是 None，"
                     "而模型的其他参数都有梯度，所以它们永远学不到东西。损失并不依赖它们：计算图在某处被切断了"
                     "（.detach()、.data、.item()、转成 NumPy 再转回来、torch.no_grad()），或者这一层定义了却没在 forward() 里用到。",

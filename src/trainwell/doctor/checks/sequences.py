@@ -41,6 +41,7 @@ class LstmBatchFirst(Check):
     text = {
         "en": Text(
             title="{rnn_type} reads the batch as time: batch_first does not match the data",
+            general="An RNN reads the batch as time: batch_first does not match the data",
             message="{rnn} got input of shape {shape}. The batch size is {batch} (the loss has {batch} targets), "
                     "which is dimension {data_batch_dim} of that input, but the layer was built with "
                     "batch_first={batch_first}, so it takes dimension {rnn_batch_dim} as the batch and dimension "
@@ -51,6 +52,7 @@ class LstmBatchFirst(Check):
                 "layout; or reorder the input with x.transpose(0, 1)"),
         "zh": Text(
             title="{rnn_type} 把批次维当成了时间维：batch_first 与数据不符",
+            general="RNN 把批次维当成了时间维：batch_first 与数据不符",
             message="{rnn} 收到的输入形状是 {shape}。批大小是 {batch}（损失里有 {batch} 个目标），对应输入的第 "
                     "{data_batch_dim} 维，但该层的 batch_first={batch_first}，所以它把第 {rnn_batch_dim} 维当作批次、"
                     "第 {data_batch_dim} 维当作时间。它把一个批次里的不同样本当作同一条序列的各个时间步来处理，"

@@ -24,6 +24,7 @@ class SoftmaxBeforeCrossEntropy(Check):
     text = {
         "en": Text(
             title="Softmax output passed to {loss}",
+            general="Softmax output passed to cross_entropy or nll_loss",
             message="The values given to {loss} are probabilities (every row is >= 0 and sums to 1). {loss} "
                     "applies log-softmax itself, so softmax is applied twice: the loss flattens out and the model "
                     "learns slowly or stalls.",
@@ -31,6 +32,7 @@ class SoftmaxBeforeCrossEntropy(Check):
                 "loss = F.cross_entropy(model(x), y)  # apply softmax only when you need probabilities"),
         "zh": Text(
             title="把 softmax 的输出传给了 {loss}",
+            general="把 softmax 的输出传给了 cross_entropy 或 nll_loss",
             message="传给 {loss} 的值是概率（每行 >= 0 且和为 1）。{loss} 自己会做 log-softmax，"
                     "等于做了两次 softmax：损失变得平坦，模型学得很慢甚至不动。",
             fix="模型直接输出原始分数（logits），去掉损失之前的 softmax：loss = F.cross_entropy(model(x), y)"

@@ -1,0 +1,101 @@
+"""The doctor's own failures: recorded and said, never breaking the run, never leaving patches behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+
+def _explode(self, ev):  # type: ignore[no-untyped-def]
+    raise RuntimeError("bug in a check")
+
+
+def test_a_check_that_raises_inside_fit_is_said_and_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    import trainwell
+    from trainwell.doctor.checks.zero_grad import ZeroGradMissing
+
+    monkeypatch.setattr(ZeroGradMissing, "on_backward_pre", _explode)
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,)))
+    result = trainwell.fit(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)), data, epochs=2,
+                           batch_size=16, progress=False, device="cpu", doctor=True, out=tmp_path / "fit")
+    assert len(result.history) == 2  # training completed
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "zero-grad-missing" in line]
+    assert len(lines) == 1, err  # said once, not once per step
+    assert "bug in a check" in lines[0] and "unaffected" in lines[0]
+    errors = json.loads((tmp_path / "fit" / "doctor.json").read_text())["internal_errors"]
+    assert errors == ["zero-grad-missing.on_backward_pre: RuntimeError: bug in a check"]
+
+
+def _broken_wrap(self, fn):  # type: ignore[no-untyped-def]
+    raise RuntimeError("install broke")
+
+
+def _torch_globals() -> dict[str, object]:
+    """Everything the doctor patches or hooks process-wide, as it is now."""
+    import warnings
+
+    import torch.nn.functional as F
+    from torch.nn.modules import module as module_hooks
+    from torch.optim import optimizer as optimizer_hooks
+    from torch.utils.data import dataloader
+
+    from trainwell.doctor.session import LOSS_FUNCTIONS
+
+    found: dict[str, object] = {f"F.{n}": getattr(F, n) for n in (*LOSS_FUNCTIONS, "relu")}
+    found.update({"torch.relu": torch.relu, "Tensor.backward": torch.Tensor.backward,
+                  "Optimizer.zero_grad": torch.optim.Optimizer.zero_grad, "Module.zero_grad": nn.Module.zero_grad,
+                  "DataLoader.__next__": dataloader._BaseDataLoaderIter.__next__,
+                  "warning filters": list(warnings.filters)})
+    for name in ("_global_forward_pre_hooks", "_global_forward_hooks"):
+        found[name] = list(getattr(module_hooks, name))
+    for name in ("_global_optimizer_pre_hooks", "_global_optimizer_post_hooks"):
+        found[name] = list(getattr(optimizer_hooks, name))
+    return found
+
+
+@pytest.mark.parametrize("failing", ["_wrap_backward", "_wrap_next"])
+def test_an_install_that_fails_half_way_undoes_itself(failing: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwell.doctor.session import Session
+
+    before = _torch_globals()
+    monkeypatch.setattr(Session, failing, _broken_wrap)
+    session = Session()
+    with pytest.raises(RuntimeError, match="install broke"):
+        session.install()
+    assert _torch_globals() == before
+    assert not session._installed
+
+
+def test_watch_removes_everything_when_the_watched_code_raises() -> None:
+    from trainwell import doctor
+
+    before = _torch_globals()
+    with pytest.raises(KeyboardInterrupt), doctor.watch(show=False):
+        assert _torch_globals() != before  # installed while the block runs
+        raise KeyboardInterrupt
+    assert _torch_globals() == before
+
+
+def test_a_failing_callback_at_start_leaves_no_doctor_patches(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwell.doctor.callback import DoctorCallback
+    from trainwell.doctor.session import Session
+
+    before = _torch_globals()
+    monkeypatch.setattr(Session, "_wrap_next", _broken_wrap)
+    callback = DoctorCallback(show=False)
+    trainer: Any = SimpleNamespace(state=SimpleNamespace(step=0))
+    with pytest.raises(RuntimeError, match="install broke"):
+        callback.on_fit_start(trainer)
+    assert _torch_globals() == before  # even before the trainer calls on_exception
+    callback.on_exception(trainer, RuntimeError("install broke"))
+    assert _torch_globals() == before
