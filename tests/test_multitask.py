@@ -218,7 +218,7 @@ def test_fit_learns_two_heads_and_logs_each_task(digits: tuple, tmp_path: Path) 
     assert 'alt="loss per task"' in page and 'alt="task weights"' in page
     assert "Val accuracy digit" in page  # summary row
 
-    ckpt = load_checkpoint(run / "checkpoints" / "last.pt", torch.device("cpu"))
+    ckpt = load_checkpoint(run / "checkpoints" / "last.pt")
     assert torch.equal(ckpt["loss"]["weighting.log_vars"], log_vars)
     resumed = _multitask_loss()
     resumed.load_state_dict(ckpt["loss"])
