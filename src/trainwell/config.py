@@ -128,6 +128,18 @@ class TrainConfig(_Section):
     monitor_mode: Literal["auto", "min", "max"] = "auto"  # auto: losses min, metrics as they declare (accuracy max)
     ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
     log_every: int = Field(10, ge=1)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
+    # Hardware knobs: they change how a step is computed, never the optimization (batch_size is the global batch).
+    # 32: float32; bf16-mixed / 16-mixed: forward and loss under torch.autocast (16-mixed with a GradScaler).
+    precision: Literal["32", "16-mixed", "bf16-mixed"] = "32"
+    accumulate: int = Field(1, ge=1)  # micro-batches per optimizer step, each of batch_size / accumulate samples
+    compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
+
+    @model_validator(mode="after")
+    def _micro_batches(self) -> TrainConfig:
+        if self.batch_size % self.accumulate:
+            raise ValueError(f"batch_size {self.batch_size} (the global batch) cannot be split into {self.accumulate} "
+                             f"equal micro-batches; use a batch_size divisible by accumulate")
+        return self
 
 
 class Config(_Section):
