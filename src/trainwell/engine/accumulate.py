@@ -87,9 +87,9 @@ def target_count(loss_fn: Any, target: Any) -> int | torch.Tensor:
 
 def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy,
                   device: torch.device) -> list[float | torch.Tensor] | None:
-    """The factor on each micro-batch's mean loss that makes their sum, over this process's micro-batches and
-    every process, the global batch's mean loss (times the strategy's ``gradient_factor``). ``None`` when a
-    single micro-batch in a single process is the whole global batch: its mean loss is the step's."""
+    """Each micro-batch's share of its global batch: the factors on their mean losses whose weighted sum, over
+    this process's micro-batches and every process, is the global batch's mean loss. ``None`` when a single
+    micro-batch in a single process is the whole global batch: its mean loss is the step's."""
     if len(targets) == 1 and strategy.world_size == 1:
         return None
     counts = [target_count(loss_fn, y) for y in targets]
@@ -98,7 +98,7 @@ def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy,
         total: float | torch.Tensor = float(local)
     else:
         total = strategy.reduce_sum(torch.as_tensor(local, dtype=torch.float32, device=device))
-    return [c * strategy.gradient_factor / total for c in counts]
+    return [c / total for c in counts]
 
 
 def batch_size(y: Any) -> int:

@@ -8,8 +8,8 @@
   gradients hold inf/NaN is skipped by the scaler (and the scale lowered), counted per epoch as ``skipped_steps``
   with the epoch's final ``loss_scale`` beside it. The scaler's state travels in checkpoints, so resume is exact.
 
-The trainer, per optimizer step: ``autocast()`` around each micro-batch's forward and loss, ``backward(loss)``
-for each, ``unscale(optimizer)`` once, then clipping and the gradient callbacks, then ``step(optimizer)``, which
+The trainer, per optimizer step: ``autocast()`` around each micro-batch's forward and loss,
+``backward(loss, weight)`` for each, ``unscale(optimizer)`` once, then clipping and the gradient callbacks, then ``step(optimizer)``, which
 says whether the optimizer really stepped. ``epoch_values()`` is read once at an epoch's end.
 """
 
@@ -35,8 +35,14 @@ class Precision:
     def autocast(self) -> AbstractContextManager[object]:
         return nullcontext()
 
-    def backward(self, loss: torch.Tensor) -> None:
-        loss.backward()
+    def backward(self, loss: torch.Tensor, weight: float | torch.Tensor | None = None) -> None:
+        """Backward of ``weight * loss``. The weight (a micro-batch's share of its global batch) goes into the
+        gradient handed to ``loss.backward``, not into the loss, so anything watching ``backward`` (the doctor)
+        sees the micro-batch's own mean loss; the gradients are the same numbers."""
+        if weight is None:
+            loss.backward()
+        else:
+            loss.backward(gradient=_as_gradient(weight, loss))
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         """Bring the gradients to their true size (before clipping and before callbacks read them)."""
@@ -91,8 +97,9 @@ class FP16Mixed(Precision):
     def autocast(self) -> AbstractContextManager[object]:
         return torch.autocast(self.device.type, dtype=torch.float16)
 
-    def backward(self, loss: torch.Tensor) -> None:
-        self.scaler.scale(loss).backward()
+    def backward(self, loss: torch.Tensor, weight: float | torch.Tensor | None = None) -> None:
+        # The scaler scales the gradient seed rather than the loss: the same numbers as scale(loss).backward().
+        loss.backward(gradient=self.scaler.scale(_as_gradient(1.0 if weight is None else weight, loss)))
 
     def unscale(self, optimizer: torch.optim.Optimizer) -> None:
         self.scaler.unscale_(optimizer)
@@ -123,6 +130,12 @@ class FP16Mixed(Precision):
         if "scaler" in state:
             self.scaler.load_state_dict(state["scaler"])
         self.skipped = int(state.get("skipped", 0))
+
+
+def _as_gradient(weight: float | torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
+    if isinstance(weight, torch.Tensor):
+        return weight.to(loss.device, loss.dtype).reshape(loss.shape)
+    return torch.full_like(loss, weight)
 
 
 def precision_plugin(precision: str | Precision, device: torch.device) -> Precision:

@@ -378,7 +378,8 @@ class Trainer:
         st = self.state
         pairs = [_split_batch(batch) for _, batch in group]
         # Each micro-batch's mean loss counts by its share of the global batch (None: it is the whole batch).
-        weights = micro_weights(self.loss_fn, [y for _, y in pairs], self.strategy, self.device)
+        shares = micro_weights(self.loss_fn, [y for _, y in pairs], self.strategy, self.device)
+        factor = self.strategy.gradient_factor
         self.optimizer.zero_grad(set_to_none=True)
         step_loss: torch.Tensor | None = None
         step_parts: dict[str, torch.Tensor] = {}
@@ -394,14 +395,14 @@ class Trainer:
             with nullcontext() if exchange else self.strategy.no_sync(self.forward_model):
                 with self.precision.autocast():
                     loss, parts = split_loss(self.loss_fn(call_model(self.forward_model, x), y))
-                if weights is not None:
-                    loss = loss * weights[i]
-                    parts = {k: v.detach() * weights[i] for k, v in parts.items()}
-                self.precision.backward(loss)
-            loss = loss.detach()
+                share = None if shares is None else shares[i]
+                self.precision.backward(loss, share if share is None or factor == 1 else share * factor)
+            loss, parts = loss.detach(), {k: v.detach() for k, v in parts.items()}
+            if share is not None:  # the step's loss: its micro-batches' mean losses weighted by their shares
+                loss, parts = loss * share, {k: v * share for k, v in parts.items()}
             step_loss = loss if step_loss is None else step_loss + loss
             for k, v in parts.items():
-                step_parts[k] = v.detach() if k not in step_parts else step_parts[k] + v.detach()
+                step_parts[k] = step_parts[k] + v if k in step_parts else v
         assert step_loss is not None
         self.precision.unscale(self.optimizer)  # true gradients for clipping and for callbacks that read them
         if self.grad_clip is not None:
