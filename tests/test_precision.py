@@ -53,6 +53,15 @@ def test_an_unknown_precision_names_the_choices() -> None:
         precision_plugin("fp8", torch.device("cpu"))
 
 
+def test_precision_32_may_be_written_as_a_number() -> None:
+    from trainwell.app.configure import resolve
+
+    assert resolve(sets=["train.precision=32"]).train.precision == "32"  # YAML reads 32 as an int
+    assert resolve(sets=["train.precision=bf16-mixed"]).train.precision == "bf16-mixed"
+    with pytest.raises(TrainwellError, match="precision"):
+        resolve(sets=["train.precision=16"])
+
+
 class _Counts(Callback):
     def __init__(self) -> None:
         self.steps = 0
@@ -97,7 +106,7 @@ def test_gradients_are_unscaled_before_clipping_and_callbacks() -> None:
     assert norms["16-mixed"] == pytest.approx(norms["32"], rel=1e-2)  # the true size, not 65536 times it
 
 
-def _resumable(run_dir: Path, *, stop_at: int | None = None) -> Trainer:
+def _resumable(run_dir: Path, *, stop_at: int | None = None, accumulate: int = 1) -> Trainer:
     from trainwell.app.run import folder_callbacks
 
     class Stop(Callback):
@@ -107,18 +116,20 @@ def _resumable(run_dir: Path, *, stop_at: int | None = None) -> Trainer:
 
     run_dir.mkdir(exist_ok=True)
     model = _model()
-    loader = EpochLoader(_data(), batch_size=16, shuffle=True, seed=0)
+    loader = EpochLoader(_data(), batch_size=16, micro_batch_size=16 // accumulate, shuffle=True, seed=0)
     return Trainer(model, nn.CrossEntropyLoss(), torch.optim.Adam(model.parameters(), 1e-2), loader, epochs=2,
+                   accumulate=accumulate,
                    precision=FP16Mixed(torch.device("cpu"), init_scale=2.0**30),
                    callbacks=[*folder_callbacks(run_dir, checkpoint_every=3, log_every=4, extra={}), Stop()])
 
 
-def test_fp16_resume_mid_epoch_is_bitwise_exact(tmp_path: Path) -> None:
-    full = _resumable(tmp_path / "full")
+@pytest.mark.parametrize("accumulate", [1, 4])
+def test_fp16_resume_mid_epoch_is_bitwise_exact(tmp_path: Path, accumulate: int) -> None:
+    full = _resumable(tmp_path / "full", accumulate=accumulate)
     full.fit()
     assert full.state.history[0]["skipped_steps"] > 3  # the loss scale still changes after the cut
-    _resumable(tmp_path / "cut", stop_at=4).fit()  # last.pt at step 3, mid-epoch, while steps still skip
-    resumed = _resumable(tmp_path / "cut")
+    _resumable(tmp_path / "cut", stop_at=4, accumulate=accumulate).fit()  # last.pt at step 3, mid-epoch
+    resumed = _resumable(tmp_path / "cut", accumulate=accumulate)
     resumed.load_state_dict(load_checkpoint(tmp_path / "cut" / "checkpoints" / "last.pt"))
     assert resumed.state.step == 3
     resumed.fit()

@@ -134,6 +134,11 @@ class TrainConfig(_Section):
     accumulate: int = Field(1, ge=1)  # micro-batches per optimizer step, each of batch_size / accumulate samples
     compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
 
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v  # YAML and --set read 32 as a number
+
     @model_validator(mode="after")
     def _micro_batches(self) -> TrainConfig:
         if self.batch_size % self.accumulate:
