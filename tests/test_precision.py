@@ -178,3 +178,11 @@ def test_the_doctor_sees_each_micro_batchs_own_loss_not_a_scaled_or_weighted_one
     with torch.inference_mode(), torch.autocast("cpu", dtype=torch.float16):
         first = float(nn.functional.cross_entropy(model(x), y))
     assert len(seen) == 24 and seen[0] == pytest.approx(first, rel=1e-3)  # 6 steps x 4 micro-batches
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("precision", ["bf16-mixed", "16-mixed"])
+def test_mixed_precision_trains_on_a_gpu(precision: str) -> None:
+    result = trainwell.fit(_model(), _data(), epochs=4, batch_size=16, lr=1e-2, precision=precision,  # type: ignore[arg-type]
+                           accumulate=2, progress="none", device="cuda")
+    assert result.history[-1]["train_loss"] < 0.6 * result.history[0]["train_loss"]

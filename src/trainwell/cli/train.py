@@ -26,7 +26,8 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
     p.add_argument("--epochs", type=int)
-    p.add_argument("--batch-size", type=int, help="the global batch: samples per optimizer step, however it is computed")
+    p.add_argument("--batch-size", type=int,
+                   help="the global batch: the samples of one optimizer step, however it is computed")
     p.add_argument("--lr", type=float, help="learning rate (the peak rate with the onecycle scheduler)")
     p.add_argument("--optimizer", help="adam, adamw or sgd")
     p.add_argument("--seed", type=int)

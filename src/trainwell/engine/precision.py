@@ -3,14 +3,17 @@
 - ``32``: plain float32, nothing changes.
 - ``bf16-mixed``: the forward and the loss run under ``torch.autocast(device, torch.bfloat16)``. bfloat16 has
   float32's range, so gradients need no scaling; the weights and the optimizer stay float32.
-- ``16-mixed``: autocast to float16, whose range is small, so the loss is multiplied by a ``GradScaler``'s scale
-  before backward. Before the gradients are clipped or read by any callback they are unscaled; a step whose
-  gradients hold inf/NaN is skipped by the scaler (and the scale lowered), counted per epoch as ``skipped_steps``
-  with the epoch's final ``loss_scale`` beside it. The scaler's state travels in checkpoints, so resume is exact.
+- ``16-mixed``: autocast to float16, whose range is small, so backward starts from a ``GradScaler``'s scale
+  instead of 1 (the same gradients as scaling the loss, while the loss itself, which the doctor watches, stays
+  true). Before the gradients are clipped or read by any callback they are unscaled; a step whose gradients
+  hold inf/NaN is skipped by the scaler (and the scale lowered), counted per epoch as ``skipped_steps`` with the
+  epoch's final ``loss_scale`` beside it. The scaler's state travels in checkpoints, so resume is exact.
+  (``GradScaler.step`` reads whether any gradient overflowed: one wait for the device per step, PyTorch's own.)
 
 The trainer, per optimizer step: ``autocast()`` around each micro-batch's forward and loss,
-``backward(loss, weight)`` for each, ``unscale(optimizer)`` once, then clipping and the gradient callbacks, then ``step(optimizer)``, which
-says whether the optimizer really stepped. ``epoch_values()`` is read once at an epoch's end.
+``backward(loss, weight)`` for each, ``unscale(optimizer)`` once, then clipping and the gradient callbacks,
+then ``step(optimizer)``, which says whether the optimizer really stepped. ``epoch_values()`` is read once at
+an epoch's end.
 """
 
 from __future__ import annotations
