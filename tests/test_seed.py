@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from trainwell.engine.seed import batch_generator, get_rng_state, seed_everything, set_rng_state
+from trainwell.engine.seed import EpochDraws, get_rng_state, seed_everything, set_rng_state
 
 
 @pytest.fixture(autouse=True)
@@ -100,11 +100,16 @@ def test_get_rng_state_does_not_consume_randomness() -> None:
     assert _same(a, _draw())
 
 
-def test_batch_generator_depends_on_seed_epoch_and_batch() -> None:
-    def draw(*args: int) -> torch.Tensor:
-        return torch.rand(4, generator=batch_generator(*args))
+def test_augmentation_draws_depend_on_seed_epoch_and_sample_not_on_the_batch() -> None:
+    def draw(seed: int, epoch: int, indices: list[int]) -> torch.Tensor:
+        return EpochDraws(seed, epoch).for_samples(indices).rand(3)
 
-    assert torch.equal(draw(0, 1, 2), draw(0, 1, 2))
-    assert not torch.equal(draw(0, 1, 2), draw(0, 1, 3))
-    assert not torch.equal(draw(0, 1, 2), draw(0, 2, 2))
-    assert not torch.equal(draw(0, 1, 2), draw(1, 1, 2))
+    whole = draw(0, 1, [7, 5000, 2])  # 5000: a sample in the second block of draws
+    assert torch.equal(whole, draw(0, 1, [7, 5000, 2]))
+    assert torch.equal(whole[1:], draw(0, 1, [5000, 2]))  # the same sample gets the same numbers in any batch
+    assert torch.equal(whole[:1], draw(0, 1, [7]))
+    assert not torch.equal(whole, draw(0, 2, [7, 5000, 2]))
+    assert not torch.equal(whole, draw(1, 1, [7, 5000, 2]))
+    assert not torch.equal(whole[0], whole[2])
+    one = EpochDraws(0, 1).for_samples([7])
+    assert not torch.equal(one.rand(3), one.rand(3))  # successive draws of a batch differ

@@ -288,13 +288,15 @@ def _count_syncs(monkeypatch: pytest.MonkeyPatch, run: Any) -> int:
     return count
 
 
-def test_the_training_loop_reads_the_loss_once_per_log_every_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("accumulate", [1, 4])  # micro-batch weights by counted targets stay on the device
+def test_the_training_loop_reads_the_loss_once_per_log_every_steps(monkeypatch: pytest.MonkeyPatch,
+                                                                   accumulate: int) -> None:
     from trainwell.engine.progress import ProgressBar
 
     model = _model()
-    loader = _loader(200, 4)  # 50 steps
+    loader = _loader(200 * accumulate, 4)  # 50 steps
     trainer = Trainer(model, nn.CrossEntropyLoss(), torch.optim.SGD(model.parameters(), 0.1, momentum=0.9),
-                      loader, epochs=1, log_every=10,
+                      loader, epochs=1, log_every=10, accumulate=accumulate,
                       callbacks=[ProgressBar(Console(file=io.StringIO()))])
     syncs = _count_syncs(monkeypatch, trainer.fit)
     assert trainer.state.step == 50

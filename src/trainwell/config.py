@@ -154,6 +154,23 @@ class TrainConfig(_Section):
     # intra-op CPU threads (torch.set_num_threads); None: the usable cores (CPU affinity, container quota) divided
     # by the processes on this machine (torchrun's LOCAL_WORLD_SIZE), at most OMP_NUM_THREADS when that is set
     threads: int | None = Field(None, ge=1)
+    # Hardware knobs: they change how a step is computed, never the optimization (batch_size is the global batch).
+    # 32: float32; bf16-mixed / 16-mixed: forward and loss under torch.autocast (16-mixed with a GradScaler).
+    precision: Literal["32", "16-mixed", "bf16-mixed"] = "32"
+    accumulate: int = Field(1, ge=1)  # micro-batches per optimizer step, each of batch_size / accumulate samples
+    compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_text(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v  # YAML and --set read 32 as a number
+
+    @model_validator(mode="after")
+    def _micro_batches(self) -> TrainConfig:
+        if self.batch_size % self.accumulate:
+            raise ValueError(f"batch_size {self.batch_size} (the global batch) cannot be split into {self.accumulate} "
+                             f"equal micro-batches; use a batch_size divisible by accumulate")
+        return self
 
 
 class Config(_Section):

@@ -14,6 +14,8 @@ from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from trainwell._errors import TrainwellError
 from trainwell.data.loading import EpochLoader
+from trainwell.engine.accumulate import micro_batch_size
+from trainwell.engine.accumulate import steps_per_epoch as optimizer_steps
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.device import resolve_device
 from trainwell.engine.monitor import check_mode
@@ -44,13 +46,15 @@ class FitResult:
         return self.history[-1] if self.history else {}
 
 
-def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool, seed: int) -> Any:
+def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool, seed: int,
+               micro: int | None = None) -> Any:
+    """``batch_size`` is the global batch, yielded in micro-batches of ``micro`` samples (default: whole)."""
     if isinstance(data, DataLoader) or data is None:
         return data
     if isinstance(data, IterableDataset):  # a stream: batched in its own order, it cannot be shuffled
-        return DataLoader(data, batch_size=batch_size)
+        return DataLoader(data, batch_size=micro or batch_size)
     if isinstance(data, Dataset) or hasattr(data, "__getitem__"):
-        return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed)
+        return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed, micro_batch_size=micro)
     return data  # any iterable of (x, y) batches
 
 
@@ -61,7 +65,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         device: str = "auto", scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
         callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str | None = None,
         mode: Literal["auto", "min", "max"] = "auto", ema: float | None = None,
-        steps_per_epoch: int | None = None, threads: int | None = None) -> FitResult:
+        steps_per_epoch: int | None = None, threads: int | None = None,
+        precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
+        compile: bool = False) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -82,9 +88,15 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``"auto"`` minimizes losses and takes a metric's direction from the metric (accuracies are maximized).
     ``ema`` (e.g. ``0.998``) keeps an exponential moving average of the weights, validates and checkpoints it,
     and returns the model holding the averaged weights. ``steps_per_epoch`` is needed only by a per-step
-    schedule (``onecycle``, ``cosine``) over data without ``len()``: the number of batches one epoch yields.
+    schedule (``onecycle``, ``cosine``) over data without ``len()``: the number of optimizer steps one epoch makes.
     ``threads`` sets torch's intra-op CPU threads for this process (default: the usable cores divided by the
     processes on this machine; see ``trainwell.machine``).
+
+    Hardware knobs that do not change the training: ``precision`` (``"32"``, ``"bf16-mixed"``, ``"16-mixed"``:
+    forward and loss under ``torch.autocast``, 16-mixed with a gradient scaler); ``accumulate=N`` computes each
+    ``batch_size`` batch (the samples of one optimizer step) in N micro-batches of ``batch_size / N`` with the
+    same gradient (a ``DataLoader`` of your own yields the micro-batches: N of them make a step);
+    ``compile=True`` runs the model through ``torch.compile`` (the returned model and checkpoints stay plain).
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
@@ -106,12 +118,13 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
     if isinstance(loss_fn, nn.Module):
         loss_fn.to(dev)
-    train_loader = _as_loader(train_data, batch_size, True, seed)
+    micro = micro_batch_size(batch_size, accumulate=accumulate)
+    train_loader = _as_loader(train_data, batch_size, True, seed, micro)
     val_loader = _as_loader(val_data, max(256, batch_size), False, seed)
     opt = build_optimizer(model.parameters(), optimizer, lr, weight_decay=weight_decay) \
         if isinstance(optimizer, str) else optimizer
     _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
-    per_epoch = _steps_per_epoch(train_loader, steps_per_epoch)
+    per_epoch = _steps_per_epoch(train_loader, steps_per_epoch, accumulate)
     sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
     cbs = list(callbacks or [])
     if steps_per_epoch is not None:
@@ -144,7 +157,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     metric = partial(Accuracy, names=task_names) if task_names else Accuracy
     trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
                       scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
-                      metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY)
+                      metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
+                      accumulate=accumulate, compile=compile)
     state = trainer.fit()
     if ema is not None:
         averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
@@ -160,19 +174,16 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
                      findings=doctor_cb.findings if doctor_cb else [])
 
 
-def _steps_per_epoch(loader: Any, given: int | None) -> int | None:
-    """The loader's length, or the number the caller gave for data without one."""
-    try:
-        known: int | None = len(loader)
-    except TypeError:
-        known = None
+def _steps_per_epoch(loader: Any, given: int | None, accumulate: int) -> int | None:
+    """The optimizer steps of an epoch of the loader, or the number the caller gave for data without a length."""
+    known = optimizer_steps(loader, accumulate)
     if given is None:
         return known
     if given < 1 or (known is not None and given != known):
         raise TrainwellError(f"steps_per_epoch={given} does not match the training data, which yields "
-                             f"{known if known is not None else 'an unknown number of'} batches per epoch.",
+                             f"{known if known is not None else 'an unknown number of'} optimizer steps per epoch.",
                              fix="leave steps_per_epoch out for data with a len(); otherwise give the number of "
-                                 "batches one epoch yields (at least 1)")
+                                 "optimizer steps one epoch makes (at least 1)")
     return given
 
 
@@ -188,7 +199,7 @@ class _StepsPerEpoch(Callback):
         if done != self.expected:
             raise TrainwellError(f"Epoch {row['epoch']} had {done} steps, but steps_per_epoch={self.expected}: the "
                                  "learning-rate schedule was planned for the wrong length.",
-                                 fix=f"pass steps_per_epoch={done} (the batches one epoch of your data yields)")
+                                 fix=f"pass steps_per_epoch={done} (the optimizer steps one epoch of your data makes)")
 
 
 class _KeepSteps(Callback):
@@ -221,7 +232,7 @@ def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any,
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
     keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema",
-            "threads")
+            "threads", "precision", "accumulate", "compile")
     cfg = {k: scope[k] for k in keys}
     cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
     cfg["model"] = type(scope["model"]).__name__

@@ -13,12 +13,14 @@ from trainwell.config import Config, save_yaml
 from trainwell.data import DataBundle, TensorData
 from trainwell.data.loading import EpochLoader
 from trainwell.engine.callbacks import Callback
+from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.checkpoint import load_checkpoint
 from trainwell.engine.checkpointing import Checkpointer
 from trainwell.engine.device import resolve_device
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.run_folder import write_json
 from trainwell.engine.seed import seed_everything
+from trainwell.engine.strategy import SingleDevice
 from trainwell.engine.trainer import Trainer
 from trainwell.machine import apply_threads, loader_defaults, this_machine
 from trainwell.models.memory import use_channels_last
@@ -54,6 +56,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
     apply_threads(config.train.threads)
     seed_everything(config.seed, config.deterministic)
+    tc = config.train
+    strategy = SingleDevice()
+    micro = micro_batch_size(tc.batch_size, processes=strategy.world_size, accumulate=tc.accumulate)
     task = get_task(config.task)
     bundle = task.build_data(config)
     model = task.build_model(config, bundle)
@@ -62,9 +67,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     model.to(device)
     use_channels_last(model, config.model.channels_last, device.type)
     loss_fn.to(device)
-    tc = config.train
     pin = device.type == "cuda"
     train_loader = EpochLoader(bundle.train, batch_size=tc.batch_size, shuffle=True, seed=config.seed,
+                               micro_batch_size=micro, shard=strategy.shard,
                                **_loader_options(task, config, bundle.train, pin, train=True))
     val_loader = _eval_loader(bundle.val, config, pin, task)
     optimizer = build_optimizer(list(model.parameters()) + list(loss_fn.parameters()), tc.optimizer, tc.lr,
@@ -92,7 +97,8 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         "val_loader": val_loader, "epochs": tc.epochs, "device": device, "scheduler": scheduler,
         "scheduler_interval": interval, "train_transform": train_transform, "eval_transform": eval_transform,
         "grad_clip": tc.grad_clip, "seed": config.seed, "monitor": tc.monitor, "monitor_mode": tc.monitor_mode,
-        "log_every": tc.log_every, "callbacks": callbacks, "metric": task.metric(config, bundle)}
+        "log_every": tc.log_every, "callbacks": callbacks, "metric": task.metric(config, bundle),
+        "precision": tc.precision, "accumulate": tc.accumulate, "strategy": strategy, "compile": tc.compile}
     trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
     last = run_dir / "checkpoints" / "last.pt"
     if resume and last.is_file():

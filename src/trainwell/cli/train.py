@@ -26,7 +26,8 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
     p.add_argument("--epochs", type=int)
-    p.add_argument("--batch-size", type=int)
+    p.add_argument("--batch-size", type=int,
+                   help="the global batch: the samples of one optimizer step, however it is computed")
     p.add_argument("--lr", type=float, help="learning rate (the peak rate with the onecycle scheduler)")
     p.add_argument("--optimizer", help="adam, adamw or sgd")
     p.add_argument("--seed", type=int)
@@ -34,6 +35,12 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, metavar="N",
                    help="CPU threads for torch's operations (default: the usable cores / the processes on this machine; "
                         "use 1 when other programs keep the CPUs busy)")
+    p.add_argument("--precision", choices=["32", "16-mixed", "bf16-mixed"],
+                   help="32 (default); bf16-mixed or 16-mixed run forward and loss under torch.autocast "
+                        "(16-mixed with a gradient scaler)")
+    p.add_argument("--accumulate", type=int, metavar="N",
+                   help="compute each batch in N micro-batches of batch-size/N (same training, less memory)")
+    p.add_argument("--compile", action="store_true", default=None, help="run the model through torch.compile")
     p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -46,6 +53,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         "train.batch_size": args.batch_size, "train.lr": args.lr, "train.optimizer": args.optimizer,
         "seed": args.seed, "device": args.device, "out": args.out, "train.threads": getattr(args, "threads", None),
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
+        "train.precision": args.precision, "train.accumulate": args.accumulate, "train.compile": args.compile,
     }
 
 

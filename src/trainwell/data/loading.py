@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -65,38 +66,72 @@ class EpochBatchSampler(Protocol):
     def batches_per_epoch(self) -> int: ...
 
 
-class EpochLoader:
-    """A DataLoader over ``dataset`` in batches, with ``set_epoch(epoch, skip_batches)``.
+@dataclass(frozen=True)
+class MicroBatch:
+    """Where a micro-batch sits in its optimizer step, known before its samples are loaded."""
 
-    ``batch_sampler`` replaces the default (shuffled, fixed-size) batches, e.g. with length
-    buckets; ``collate_fn`` builds a batch from items (e.g. padding sequences).
+    indices: list[int]  # the dataset indices of its samples (this process's)
+    step_samples: int  # samples of its whole global batch, every process and micro-batch together
+    index: int  # its place among this process's micro-batches of the step
+    count: int  # this process's micro-batches in the step
+
+
+class _Planned(Sampler[list[int]]):
+    """The DataLoader's batch sampler: replays the index lists of the epoch the loader has just planned."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return iter(self.batches)
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+
+class EpochLoader:
+    """A DataLoader over ``dataset``, with ``set_epoch(epoch, skip_batches)``.
+
+    ``batch_size`` is the global batch (one optimizer step). ``micro_batch_size`` (default: the same) is how many
+    samples each yielded batch holds: each global batch is first given to ``shard`` (the strategy's choice of this
+    process's indices; default all of them), then cut into micro-batches. ``micro_batches()`` yields each batch
+    with its :class:`MicroBatch` (its sample indices, for augmentation that follows the sample, and its step);
+    iterating the loader yields the batches alone. ``skip_batches`` counts global batches.
+
+    ``batch_sampler`` replaces the default (shuffled, fixed-size) global batches, e.g. with length buckets;
+    ``collate_fn`` builds a batch from items (e.g. padding sequences).
     """
 
     def __init__(self, dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
                  num_workers: int | None = None, pin_memory: bool = False, persistent_workers: bool = False,
                  prefetch_factor: int | None = None, collate_fn: Callable[[list[Any]], Any] | None = None,
-                 batch_sampler: EpochBatchSampler | None = None) -> None:
+                 batch_sampler: EpochBatchSampler | None = None, micro_batch_size: int | None = None,
+                 shard: Callable[[list[int]], list[int]] | None = None) -> None:
         self.dataset = dataset
         self.batch_size = batch_size
+        self.micro_batch_size = micro_batch_size or batch_size
+        self.shard = shard
         self.sampler = EpochSampler(len(dataset), shuffle=shuffle, seed=seed)  # type: ignore[arg-type]
         self.custom_batches = batch_sampler
+        self.global_batches: Iterable[list[int]] = batch_sampler if batch_sampler is not None \
+            else BatchSampler(self.sampler, batch_size, drop_last=False)
         self.generator = torch.Generator()
         self.seed = seed
-        batches = batch_sampler if batch_sampler is not None else BatchSampler(self.sampler, batch_size, drop_last=False)
+        self._planned = _Planned()
         workers = default_workers(dataset, num_workers)
         # worker processes kept between epochs, and batches each prepares ahead (only with workers)
         kept: dict[str, Any] = {"persistent_workers": persistent_workers and workers > 0,
                                 "prefetch_factor": prefetch_factor if workers > 0 else None}
         if collate_fn is not None:
-            self.loader = DataLoader(dataset, batch_sampler=batches, num_workers=workers,  # type: ignore[arg-type]
+            self.loader = DataLoader(dataset, batch_sampler=self._planned, num_workers=workers,
                                      collate_fn=collate_fn, worker_init_fn=_seed_worker, generator=self.generator,
                                      pin_memory=pin_memory, **kept)
         elif isinstance(dataset, TensorData):
             # Whole-batch indexing: one tensor gather per batch instead of batch_size items.
-            self.loader = DataLoader(dataset, sampler=batches, batch_size=None, num_workers=workers,
+            self.loader = DataLoader(dataset, sampler=self._planned, batch_size=None, num_workers=workers,
                                      generator=self.generator, pin_memory=pin_memory, **kept)
         else:
-            self.loader = DataLoader(dataset, batch_sampler=batches, num_workers=workers,
+            self.loader = DataLoader(dataset, batch_sampler=self._planned, num_workers=workers,
                                      worker_init_fn=_seed_worker, generator=self.generator,
                                      pin_memory=pin_memory, **kept)
 
@@ -107,14 +142,31 @@ class EpochLoader:
             self.sampler.set_epoch(epoch, skip_batches * self.batch_size)
         self.generator.manual_seed(self.seed * 100_003 + epoch)  # worker seeds depend on the epoch only
 
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return iter(self.loader)
+    def plan(self) -> list[MicroBatch]:
+        """The rest of the epoch's micro-batches, in order."""
+        planned = []
+        size = self.micro_batch_size
+        for batch in self.global_batches:
+            mine = self.shard(list(batch)) if self.shard is not None else list(batch)
+            parts = [mine[i:i + size] for i in range(0, len(mine), size)]
+            planned += [MicroBatch(part, len(batch), i, len(parts)) for i, part in enumerate(parts)]
+        return planned
+
+    def micro_batches(self) -> Iterator[tuple[MicroBatch, Any]]:
+        """Each batch of the rest of the epoch with its place (the DataLoader keeps the planned order)."""
+        plan = self.plan()
+        self._planned.batches = [m.indices for m in plan]
+        return zip(plan, self.loader, strict=True)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (batch for _, batch in self.micro_batches())
 
     def __len__(self) -> int:
-        return len(self.loader)
+        return len(self.plan())
 
     @property
     def batches_per_epoch(self) -> int:
+        """Global batches (optimizer steps) in a whole epoch."""
         if self.custom_batches is not None:
             return self.custom_batches.batches_per_epoch
         n = len(self.dataset)  # type: ignore[arg-type]

@@ -289,7 +289,8 @@ class Session:
 
         def relu(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
-            if session._relus is not None and session._stack and not session.quiet.active and not _compiling():
+            # _compiling() first: while torch.compile traces, session state must not be touched at all.
+            if not _compiling() and session._relus is not None and session._stack and not session.quiet.active:
                 session._relus.append(out)
             return out
 
@@ -387,7 +388,7 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if not session.quiet.active and not _compiling():
+            if not _compiling() and not session.quiet.active:
                 session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _where()))
             return out
 

@@ -76,7 +76,7 @@ class ProgressBar(EpochLines):
 
     def on_epoch_start(self, trainer: Trainer) -> None:
         st = trainer.state
-        total = _len(trainer.train_loader)
+        total = trainer.steps_per_epoch()
         desc = f"epoch {st.epoch + 1}/{trainer.epochs}"
         if self._task is None:
             self._task = self._progress.add_task(desc, total=total, loss="-")
@@ -102,10 +102,3 @@ class ProgressBar(EpochLines):
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
-
-
-def _len(loader: Any) -> int | None:
-    try:
-        return len(loader)
-    except TypeError:
-        return None

@@ -54,6 +54,59 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def batch_generator(seed: int, epoch: int, batch: int) -> torch.Generator:
-    """A generator for one batch's augmentation, derived from (seed, epoch, batch): resumable anywhere."""
-    return torch.Generator().manual_seed((seed * 1_000_003 + epoch) * 1_000_033 + batch)
+DRAW_CHUNK = 4096  # samples per block of an epoch's draws (each block from its own generator)
+
+
+def _seed_of(*parts: int) -> int:
+    """One 64-bit generator seed from several integers (seed, epoch, draw, block)."""
+    value = 0
+    for part in parts:
+        value = (value * 1_000_003 + part) % 2**64
+    return value
+
+
+class EpochDraws:
+    """Augmentation randomness that follows the sample: the numbers sample ``i`` gets from its ``k``-th draw in an
+    epoch are a function of (seed, epoch, k, i) only, not of the batch, micro-batch or process it lands in.
+
+    Each draw ``k`` of a per-sample shape is a table with a row per sample index, made in blocks of
+    ``DRAW_CHUNK`` rows from generators seeded by (seed, epoch, k, block) the first time a batch needs them, and
+    indexed by the batch's sample indices. ``for_samples(indices)`` gives the draws of one batch.
+    """
+
+    def __init__(self, seed: int, epoch: int) -> None:
+        self.seed = seed
+        self.epoch = epoch
+        self._tables: dict[tuple[int, tuple[int, ...]], torch.Tensor] = {}
+
+    def for_samples(self, indices: list[int]) -> SampleDraws:
+        return SampleDraws(self, indices)
+
+    def table(self, draw: int, shape: tuple[int, ...], rows: int) -> torch.Tensor:
+        """At least ``rows`` rows of draw ``draw`` (uniform in [0, 1), each row of ``shape``)."""
+        key = (draw, shape)
+        have = self._tables.get(key)
+        done = 0 if have is None else have.shape[0]
+        if rows > done:
+            blocks = [torch.rand(DRAW_CHUNK, *shape,
+                                 generator=torch.Generator().manual_seed(_seed_of(self.seed, self.epoch, draw, b)))
+                      for b in range(done // DRAW_CHUNK, -(-rows // DRAW_CHUNK))]
+            have = torch.cat(([have] if have is not None else []) + blocks)
+            self._tables[key] = have
+        assert have is not None
+        return have
+
+
+class SampleDraws:
+    """One batch's view of :class:`EpochDraws`: ``rand(*shape)`` is the next draw, one row per sample."""
+
+    def __init__(self, epoch: EpochDraws, indices: list[int]) -> None:
+        self.epoch = epoch
+        self.indices = indices
+        self.draws = 0
+
+    def rand(self, *shape: int) -> torch.Tensor:
+        """Uniform numbers in [0, 1) of shape (batch, *shape)."""
+        table = self.epoch.table(self.draws, tuple(shape), max(self.indices, default=-1) + 1)
+        self.draws += 1
+        return table[torch.tensor(self.indices, dtype=torch.long)]

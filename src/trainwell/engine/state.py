@@ -13,12 +13,13 @@ from typing import Any
 @dataclass
 class TrainState:
     epoch: int = 0  # completed epochs
-    step: int = 0  # optimizer steps so far
-    batch_in_epoch: int = 0  # batches done in the current, unfinished epoch
+    step: int = 0  # optimizer steps so far (one per global batch, counting any that fp16 skipped on overflow)
+    batch_in_epoch: int = 0  # global batches (steps) done in the current, unfinished epoch
     epoch_loss_sum: float = 0.0  # of the current epoch: sum of loss * batch size
     epoch_samples: int = 0
     epoch_parts: dict[str, float] = field(default_factory=dict)  # multi-task: sum of each loss part * batch size
     epoch_seconds: float = 0.0
+    epoch_wait_seconds: float = 0.0  # of epoch_seconds: time spent waiting for the loader's next batch
     train_seconds: float = 0.0  # time spent training (not validating), all epochs
     samples_seen: int = 0
     best: float | None = None  # best monitored value so far

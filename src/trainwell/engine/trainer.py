@@ -1,8 +1,13 @@
 """The training loop of the guide, done right, with callbacks as extension points.
 
-Per batch: move it to the device -> (augment) -> forward -> loss -> zero_grad(set_to_none)
--> backward -> (clip) -> step -> (schedule). ``model.train()`` for training,
-``model.eval()`` + ``torch.inference_mode()`` for validation, every epoch.
+Per optimizer step: zero_grad(set_to_none) -> for each micro-batch of the global batch: move it to the
+device -> (augment) -> forward and loss (under the precision's autocast) -> backward of the loss weighted by
+the micro-batch's share of the global batch -> (unscale, clip) -> step -> (schedule). ``model.train()`` for
+training, ``model.eval()`` + ``torch.inference_mode()`` for validation, every epoch.
+
+Hardware knobs never change the optimization: ``precision`` (``engine/precision.py``), ``accumulate`` (micro-
+batches per step, ``engine/accumulate.py``), the ``strategy`` (processes, ``engine/strategy.py``) and ``compile``
+decide how a step is computed, not which samples it averages over.
 
 The loop never waits for the device on its own: each step's loss stays a device tensor until
 ``sync`` reads all pending ones at once, every ``log_every`` steps, at an epoch's end and before a
@@ -13,7 +18,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -22,16 +29,22 @@ from torch import nn
 from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 
+from trainwell.data.loading import MicroBatch
+from trainwell.engine.accumulate import batch_size as _batch_size
+from trainwell.engine.accumulate import group_steps, micro_weights, steps_per_epoch
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.monitor import check_mode, direction, monitored_value
-from trainwell.engine.seed import batch_generator, get_rng_state, set_rng_state
+from trainwell.engine.precision import Precision, precision_plugin
+from trainwell.engine.seed import EpochDraws, SampleDraws, get_rng_state, set_rng_state
 from trainwell.engine.state import TrainState
+from trainwell.engine.strategy import SingleDevice, Strategy
 
 # A loss returns a scalar tensor, or a mapping with the total under "loss" and named parts
 # (multi-task losses); each part is averaged per epoch as train_<name> / val_<name>.
 LossFn = Callable[[Any, Any], "torch.Tensor | Mapping[str, torch.Tensor]"]
-# (batch, generator or None) -> model input; the generator is given only for training batches.
-InputTransform = Callable[[torch.Tensor, torch.Generator | None], torch.Tensor]
+# (batch, draws or None) -> model input. Training batches get their samples' augmentation randomness
+# (``SampleDraws``: a function of seed, epoch and each sample's index); evaluation batches get None.
+InputTransform = Callable[[torch.Tensor, SampleDraws | None], torch.Tensor]
 
 
 class StopTraining(Exception):
@@ -160,6 +173,12 @@ class Trainer:
     first epoch. ``monitor_mode`` is ``"min"``, ``"max"`` or ``"auto"`` (losses are minimized, a metric's
     values go the way the metric declares). ``log_every`` is how many steps pass between reads of the
     losses from the device.
+
+    ``precision`` is ``"32"``, ``"bf16-mixed"``, ``"16-mixed"`` or a :class:`Precision` plugin. Each batch the
+    ``train_loader`` yields is a micro-batch: an ``EpochLoader`` says which of them make one optimizer step;
+    with any other loader, ``accumulate`` consecutive batches do. ``strategy`` (default :class:`SingleDevice`)
+    spreads steps over processes. ``compile=True`` runs the forward through ``torch.compile``; ``model`` (its
+    ``state_dict``, checkpoints, callbacks) stays the plain module.
     """
 
     def __init__(self, model: nn.Module, loss_fn: LossFn, optimizer: Optimizer, train_loader: Iterable[Any], *,
@@ -168,10 +187,13 @@ class Trainer:
                  train_transform: InputTransform | None = None, eval_transform: InputTransform | None = None,
                  grad_clip: float | None = None, seed: int = 0, monitor: str | None = None,
                  monitor_mode: str = "auto", log_every: int = 10, callbacks: list[Callback] | None = None,
-                 metric: Callable[[], Metric] = Accuracy) -> None:
+                 metric: Callable[[], Metric] = Accuracy, precision: str | Precision = "32", accumulate: int = 1,
+                 strategy: Strategy | None = None, compile: bool = False) -> None:
         check_mode(monitor_mode)
         if log_every < 1:
             raise ValueError(f"log_every must be at least 1, got {log_every}")
+        if accumulate < 1:
+            raise ValueError(f"accumulate must be at least 1, got {accumulate}")
         self.model = model
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -190,6 +212,14 @@ class Trainer:
         self.log_every = log_every
         self.callbacks = list(callbacks or [])
         self.metric = metric
+        self.precision = precision_plugin(precision, self.device)
+        self.accumulate = accumulate
+        self.strategy = strategy or SingleDevice()
+        # The module the forward pass goes through: the strategy's wrapper, compiled if asked. Its parameters
+        # are ``model``'s, whose state_dict keys stay plain (no ``_orig_mod.`` or ``module.`` prefix).
+        self.forward_model = self.strategy.wrap(model)
+        if compile:
+            self.forward_model = torch.compile(self.forward_model)
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
@@ -226,7 +256,8 @@ class Trainer:
         """Read the losses of the steps since the last read (one wait for the device) into ``state``,
         then hand their rows to every callback's ``on_log``."""
         pending, self._pending = self._pending, []
-        values = iter(_read([t for s in pending for t in (s.loss, *s.parts.values())]))
+        # Each process holds its share of every step's loss: the strategy sums the shares.
+        values = iter(self.strategy.reduce_floats(_read([t for s in pending for t in (s.loss, *s.parts.values())])))
         st = self.state
         rows = []
         for s in pending:
@@ -250,8 +281,9 @@ class Trainer:
                 x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
                 if self.eval_transform is not None:
                     x = self.eval_transform(x, None)
-                out = call_model(self.model, x)
-                total, parts = split_loss(self.loss_fn(out, y))
+                with self.precision.autocast():
+                    out = call_model(self.forward_model, x)
+                    total, parts = split_loss(self.loss_fn(out, y))
                 values = {"loss": total, **parts}
                 batches.append((_batch_size(y), list(values), [v.detach() for v in values.values()]))
                 metric.update(out, y)
@@ -263,12 +295,18 @@ class Trainer:
             for name in names:
                 sums[name] = sums.get(name, 0.0) + next(read) * size
             n += size
+        *totals, n = self.strategy.reduce_floats([*sums.values(), n])  # every process's share of the split
+        sums = dict(zip(sums, totals))
         metrics = {name: value / max(n, 1) for name, value in sums.items()} or {"loss": 0.0}
         metrics.update(metric.compute())
         return metrics
 
     def lr(self) -> float:
         return float(self.optimizer.param_groups[0]["lr"])
+
+    def steps_per_epoch(self) -> int | None:
+        """Optimizer steps in a whole epoch (``None`` for training data without a length)."""
+        return steps_per_epoch(self.train_loader, self.accumulate)
 
     # ------------------------------------------------------------- checkpoint
 
@@ -281,6 +319,7 @@ class Trainer:
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "rng": get_rng_state(),
             "state": self.state.to_dict(),
+            "precision": self.precision.state_dict(),  # fp16: the loss scale, so resume stays exact
             # A loss with parameters (margin-loss class centres, learned task weights) resumes too.
             "loss": self.loss_fn.state_dict() if isinstance(self.loss_fn, nn.Module) else None,
         }
@@ -295,6 +334,7 @@ class Trainer:
         if self.scheduler is not None and ckpt.get("scheduler") is not None:
             self.scheduler.load_state_dict(ckpt["scheduler"])
         self.state = TrainState.from_dict(ckpt["state"])
+        self.precision.load_state_dict(ckpt.get("precision") or {})
         self._pending = []
         set_rng_state(ckpt["rng"])
         self._call("on_load_checkpoint", ckpt)
@@ -314,29 +354,16 @@ class Trainer:
             loader.sampler.set_epoch(st.epoch)  # type: ignore[attr-defined]  (DistributedSampler)
         self.model.train()
         self._call("on_epoch_start")
+        draws = EpochDraws(self.seed, st.epoch)
+        steps = group_steps(_micro_batches(loader), self.accumulate)
         started = time.perf_counter()
-        for batch in loader:
-            x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
-            if self.train_transform is not None:
-                x = self.train_transform(x, batch_generator(self.seed, st.epoch, st.batch_in_epoch))
-            loss, parts = split_loss(self.loss_fn(call_model(self.model, x), y))
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if self.grad_clip is not None:
-                nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
-            if self._grad_hooks:
-                self._call("on_before_optimizer_step")
-            self.optimizer.step()
-            lr = self.lr()
-            if self.scheduler is not None and self.scheduler_interval == "step":
-                self.scheduler.step()
-            size = _batch_size(y)
-            st.step += 1
-            st.batch_in_epoch += 1
-            st.epoch_samples += size
-            st.samples_seen += size
-            loss = loss.detach()
-            self._pending.append(_Step(st.step, size, lr, loss, {k: v.detach() for k, v in parts.items()}))
+        while True:
+            asked = time.perf_counter()
+            group = next(steps, None)  # the step's micro-batches: the time spent here is waiting for data
+            if group is None:
+                break
+            st.epoch_wait_seconds += time.perf_counter() - asked
+            loss = self._step(group, draws)
             now = time.perf_counter()
             st.epoch_seconds += now - started
             st.train_seconds += now - started
@@ -346,6 +373,55 @@ class Trainer:
                 self.sync()
             self._call("on_train_batch_end", loss)
 
+    def _step(self, group: list[tuple[MicroBatch | None, Any]], draws: EpochDraws) -> torch.Tensor:
+        """One optimizer step over a global batch's micro-batches; returns its (detached, device) loss."""
+        st = self.state
+        pairs = [_split_batch(batch) for _, batch in group]
+        # Each micro-batch's mean loss counts by its share of the global batch (None: it is the whole batch).
+        shares = micro_weights(self.loss_fn, [y for _, y in pairs], self.strategy, self.device)
+        factor = self.strategy.gradient_factor
+        self.optimizer.zero_grad(set_to_none=True)
+        step_loss: torch.Tensor | None = None
+        step_parts: dict[str, torch.Tensor] = {}
+        position = st.epoch_samples  # where samples without known indices sit in the epoch
+        for i, ((planned, _), batch) in enumerate(zip(group, pairs)):
+            x, y = to_device(batch, self.device, self.non_blocking)
+            size = _batch_size(y)
+            if self.train_transform is not None:
+                keys = planned.indices if planned is not None else list(range(position, position + size))
+                x = self.train_transform(x, draws.for_samples(keys))
+            position += size
+            exchange = i == len(group) - 1  # gradients are exchanged once, on the step's last micro-batch
+            with nullcontext() if exchange else self.strategy.no_sync(self.forward_model):
+                with self.precision.autocast():
+                    loss, parts = split_loss(self.loss_fn(call_model(self.forward_model, x), y))
+                share = None if shares is None else shares[i]
+                self.precision.backward(loss, share if share is None or factor == 1 else share * factor)
+            loss, parts = loss.detach(), {k: v.detach() for k, v in parts.items()}
+            if share is not None:  # the step's loss: its micro-batches' mean losses weighted by their shares
+                loss, parts = loss * share, {k: v * share for k, v in parts.items()}
+            step_loss = loss if step_loss is None else step_loss + loss
+            for k, v in parts.items():
+                step_parts[k] = step_parts[k] + v if k in step_parts else v
+        assert step_loss is not None
+        self.precision.unscale(self.optimizer)  # true gradients for clipping and for callbacks that read them
+        if self.grad_clip is not None:
+            nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+        if self._grad_hooks:
+            self._call("on_before_optimizer_step")
+        stepped = self.precision.step(self.optimizer)
+        lr = self.lr()
+        if self.scheduler is not None and self.scheduler_interval == "step":
+            _step_scheduler(self.scheduler, stepped)
+        first = group[0][0]
+        size = first.step_samples if first is not None else sum(_batch_size(y) for _, y in pairs)
+        st.step += 1
+        st.batch_in_epoch += 1
+        st.epoch_samples += size
+        st.samples_seen += size
+        self._pending.append(_Step(st.step, size, lr, step_loss, step_parts))
+        return step_loss
+
     def _end_epoch(self) -> dict[str, Any]:
         self.sync()
         st = self.state
@@ -353,6 +429,9 @@ class Trainer:
             "epoch": st.epoch + 1, "step": st.step,
             "train_loss": st.epoch_loss_sum / max(st.epoch_samples, 1),
             "val_loss": None, "val_accuracy": None, "lr": self.lr(), "seconds": st.epoch_seconds,
+            # The share of the epoch's training time spent waiting for the loader's next batch.
+            "data_wait": st.epoch_wait_seconds / st.epoch_seconds if st.epoch_seconds else 0.0,
+            **self.precision.epoch_values(),
         }
         for name, value in st.epoch_parts.items():
             row[f"train_{name}"] = value / max(st.epoch_samples, 1)
@@ -375,7 +454,7 @@ class Trainer:
         st.history.append(row)
         st.epoch += 1
         st.batch_in_epoch = 0
-        st.epoch_loss_sum, st.epoch_samples, st.epoch_seconds = 0.0, 0, 0.0
+        st.epoch_loss_sum, st.epoch_samples, st.epoch_seconds, st.epoch_wait_seconds = 0.0, 0, 0.0, 0.0
         st.epoch_parts = {}
         return row
 
@@ -389,11 +468,20 @@ def _clean_up(trainer: Trainer, started: list[Callback], error: BaseException) -
             error.add_note(f"{type(cb).__name__}.on_exception failed as well: {type(failed).__name__}: {failed}")
 
 
-def _batch_size(y: Any) -> int:
-    if isinstance(y, torch.Tensor):
-        return int(y.shape[0]) if y.ndim else 1
-    if isinstance(y, (list, tuple)) and y:
-        return _batch_size(y[0])
-    if isinstance(y, Mapping) and y:  # targets keyed by task name
-        return _batch_size(next(iter(y.values())))
-    return 1
+def _micro_batches(loader: Iterable[Any]) -> Iterator[tuple[MicroBatch | None, Any]]:
+    """The loader's batches with their planned place in a step (``EpochLoader``), else with None."""
+    planned = getattr(loader, "micro_batches", None)
+    if planned is not None:
+        return planned()  # type: ignore[no-any-return]
+    return ((None, batch) for batch in loader)
+
+
+def _step_scheduler(scheduler: LRScheduler, stepped: bool) -> None:
+    """A per-step schedule counts global batches, including one whose step fp16 skipped on overflow
+    (torch warns when that happens on the very first step; the skip is logged as ``skipped_steps``)."""
+    if stepped:
+        scheduler.step()
+        return
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)` before")
+        scheduler.step()

@@ -126,6 +126,10 @@ def _epoch_columns(epochs: list[dict]) -> list[_EpochColumn]:
         ("lr", "lr", _fmt_lr),
         ("seconds", "seconds", _fmt_1dp),
     ]
+    if any(_num(row.get("data_wait")) is not None for row in epochs):  # share of the time spent waiting for data
+        cols.append(("data_wait", "data wait", _fmt_percent))
+    if any(_num(row.get("skipped_steps")) is not None for row in epochs):  # 16-mixed: overflowing steps
+        cols += [("skipped_steps", "skipped steps", _fmt_int), ("loss_scale", "loss scale", _fmt_general)]
     return cols
 
 

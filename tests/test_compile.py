@@ -1,0 +1,40 @@
+"""``--compile``: the model runs through torch.compile, checkpoints keep plain state_dict keys (a run saved
+compiled loads into a plain model), and the doctor keeps working on the compiled model."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow  # torch.compile warms up for tens of seconds on a CPU
+
+
+def test_train_compiled_with_the_doctor_then_predict_with_a_plain_model(tmp_path: Path) -> None:
+    from trainwell.cli import main
+    from trainwell.cli.predict import load_predictor
+    from trainwell.config import DataConfig
+    from trainwell.data import Preprocess, build_data
+
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["train", "--out", "run", "--model", "mlp", "--set", "model.hidden=[16]", "--set",
+                     "data.limit=100", "--batch-size", "16", "--epochs", "1", "--no-progress", "--compile"]) == 0
+    finally:
+        os.chdir(old)
+    run = tmp_path / "run"
+    saved = torch.load(run / "checkpoints" / "last.pt", map_location="cpu", weights_only=True)["model"]
+    assert saved and not any(k.startswith(("_orig_mod.", "module.")) for k in saved)
+    doctor = json.loads((run / "doctor.json").read_text())
+    assert doctor["findings"] == [] and doctor["grad_norms"]  # the doctor ran, and found nothing wrong
+
+    model, data = load_predictor(run)  # a plain, uncompiled model
+    assert not isinstance(model, torch._dynamo.eval_frame.OptimizedModule)
+    x, _ = build_data(DataConfig(limit=100)).test[0]
+    with torch.inference_mode():
+        probs = torch.softmax(model(Preprocess.from_dict(data["preprocess"])(x.unsqueeze(0))), 1)
+    assert probs.shape == (1, 10) and torch.isfinite(probs).all()
