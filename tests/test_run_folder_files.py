@@ -67,3 +67,11 @@ def test_a_failed_write_keeps_the_previous_file(tmp_path: Path) -> None:
         atomic_write(target, broken)
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]  # no temporary file left behind
+
+
+def test_the_summary_records_peak_memory(tmp_path: Path) -> None:
+    x, y = torch.randn(64, 4), torch.randint(0, 2, (64,))
+    result = trainwell.fit(torch.nn.Linear(4, 2), TensorDataset(x, y), TensorDataset(x, y), epochs=1,
+                           out=tmp_path / "run", progress="none")
+    assert result.summary["peak_memory_kind"] == "process peak RSS"
+    assert 10 < result.summary["peak_memory_mb"] < 100_000  # torch alone takes tens of MB

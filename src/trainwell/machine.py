@@ -190,3 +190,22 @@ def _int(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def peak_memory(device: Any) -> dict[str, Any]:
+    """The run's peak memory: on CUDA the most the caching allocator held for tensors on ``device``; elsewhere
+    the process's peak resident set (Python, torch and the data included), which is what a CPU run costs."""
+    import torch
+
+    if getattr(device, "type", str(device)) == "cuda":
+        return {"peak_memory_mb": round(torch.cuda.max_memory_allocated(device) / 2**20, 1),
+                "peak_memory_kind": "cuda tensors (max_memory_allocated)"}
+    try:
+        import resource
+    except ImportError:  # Windows
+        return {}
+    return {"peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "peak_memory_kind": "process peak RSS"}

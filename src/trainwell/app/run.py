@@ -22,7 +22,7 @@ from trainwell.engine.run_folder import write_json
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.strategy import SingleDevice
 from trainwell.engine.trainer import Trainer
-from trainwell.machine import apply_threads, loader_defaults, this_machine
+from trainwell.machine import apply_threads, loader_defaults, peak_memory, this_machine
 from trainwell.models.memory import use_channels_last
 from trainwell.tasks import Task, get_task
 
@@ -163,6 +163,7 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         "train_seconds": st.train_seconds,
         "samples_per_second": st.samples_seen / st.train_seconds if st.train_seconds else None,
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
+        **peak_memory(trainer.device),
     }
     task_sections: list[tuple[str, str]] = []
     if task is not None:
