@@ -151,13 +151,13 @@ CONTESTANTS = {"hand": train_by_hand, "fit": train_with_fit}
 
 
 def timed(name: str, data: tuple[TensorData, TensorData], cfg: argparse.Namespace,
-          device: torch.device) -> tuple[float, dict[str, Any]]:
+          device: torch.device, contestants: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
     model = make_model(cfg.seed)  # fresh, identical weights; not timed
     gc.collect()
     if device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
-    out = CONTESTANTS[name](model, *data, epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size,
+    out = (contestants or CONTESTANTS)[name](model, *data, epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size,
                             seed=cfg.seed, device=device)
     if device.type == "cuda":
         torch.cuda.synchronize()

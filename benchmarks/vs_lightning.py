@@ -23,12 +23,10 @@ Run (Lightning comes with the ``bench`` extra: ``pip install -e ".[bench]"``)
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import platform
 import statistics
 import sys
-import time
 from typing import Any
 
 import torch
@@ -38,7 +36,7 @@ from torch.utils.data import BatchSampler, DataLoader, RandomSampler, Sequential
 import trainwell
 from trainwell.data import TensorData
 
-from overhead import TARGET, load_mnist, make_model, same_results, train_by_hand  # noqa: E402 (same folder)
+from overhead import TARGET, load_mnist, same_results, timed, train_by_hand  # noqa: E402 (same folder)
 
 
 def train_with_fit(model: nn.Module, train: TensorData, val: TensorData, *, epochs: int, lr: float,
@@ -102,19 +100,6 @@ def train_with_lightning(model: nn.Module, train: TensorData, val: TensorData, *
 CONTESTANTS = {"hand": train_by_hand, "fit": train_with_fit, "lightning": train_with_lightning}
 
 
-def timed(name: str, data: tuple[TensorData, TensorData], cfg: argparse.Namespace,
-          device: torch.device) -> tuple[float, dict[str, Any]]:
-    model = make_model(cfg.seed)
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    out = CONTESTANTS[name](model, *data, epochs=cfg.epochs, lr=cfg.lr, batch_size=cfg.batch_size,
-                            seed=cfg.seed, device=device)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - start, out
-
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -150,14 +135,14 @@ def main(argv: list[str] | None = None) -> int:
           f"batch {cfg.batch_size}, Adam lr {cfg.lr}; {cfg.repeats} rounds, order rotated")
     names = list(CONTESTANTS)
     for name in names:
-        timed(name, data, cfg, device)  # warm-up
+        timed(name, data, cfg, device, CONTESTANTS)  # warm-up
     times: dict[str, list[float]] = {n: [] for n in names}
     outputs: dict[str, dict[str, Any]] = {}
     print(f"\n{'round':>5}  {'hand s':>8}  {'fit s':>8}  {'light s':>8}  {'fit/hand':>8}  {'light/hand':>10}")
     for i in range(cfg.repeats):
         order = names[i % 3:] + names[:i % 3]
         for name in order:
-            t, outputs[name] = timed(name, data, cfg, device)
+            t, outputs[name] = timed(name, data, cfg, device, CONTESTANTS)
             times[name].append(t)
         h, f, lt = times["hand"][-1], times["fit"][-1], times["lightning"][-1]
         print(f"{i + 1:>5}  {h:>8.3f}  {f:>8.3f}  {lt:>8.3f}  {f / h:>8.3f}  {lt / h:>10.3f}")
