@@ -189,4 +189,6 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
     report_summary = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
     write_report(run_dir / "report.html", title=f"trainwell run: {run_dir.name}", epochs=st.history,
                  steps=read_steps(run_dir / "steps.csv"), config=config, summary=report_summary, extra_sections=extra)
+    from trainwell.results.card import write_card
+    write_card(run_dir)  # README.md, the model card, from the files just written
     return summary

@@ -97,6 +97,19 @@ def _summary_formatter(key: str) -> Callable[[Any], str]:
     return _fmt_general
 
 
+def format_value(key: str, value: Any) -> str:
+    """A summary value as the report shows it, chosen by its key (accuracy in percent, seconds with s, ...)."""
+    return _summary_formatter(key)(value)
+
+
+def format_change(key: str, change: Any) -> str:
+    """A difference between two runs' values of ``key``, signed (``+1.25%``, ``-0.0312``); a dash without one."""
+    x = _num(change)
+    if x is None:
+        return _DASH
+    return ("+" if x > 0 else "-" if x < 0 else "\u00b1") + _summary_formatter(key)(abs(change))
+
+
 def _label(key: str) -> str:
     text = key.replace("_", " ")
     return text[:1].upper() + text[1:]
@@ -206,6 +219,11 @@ def render_report(
         ("Configuration", _config_html(config)),
     ]
     sections += list(extra_sections or [])
+    return render_page(title, sections)
+
+
+def render_page(title: str, sections: list[tuple[str, str]]) -> str:
+    """A self-contained page: ``title`` and ``(heading, html)`` sections (headings escaped, html as given)."""
     body = "\n".join(f"<section>\n<h2>{escape(heading)}</h2>\n{content}\n</section>" for heading, content in sections)
     return (
         "<!DOCTYPE html>\n"

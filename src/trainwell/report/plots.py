@@ -99,11 +99,16 @@ def loss_plot(steps: list[dict], epochs: list[dict]) -> bytes:
         ax.plot(val_x, val_loss, color=_VAL_COLOR, marker="o", markersize=4, linewidth=1.4, label="val loss")
         drew = True
 
+    return _loss_png(fig, ax, drew, "optimizer step")
+
+
+def _loss_png(fig: Figure, ax: Axes, drew: bool, xlabel: str) -> bytes:
+    """Finish a loss chart: the legend, or "no data yet" when nothing was drawn."""
     if drew:
         ax.legend(loc="upper right", fontsize="small")
     else:
         ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="gray")
-    ax.set_xlabel("optimizer step")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("loss")
     ax.set_title("Loss")
     return _to_png(fig)
@@ -118,8 +123,6 @@ def accuracy_plot(epochs: list[dict]) -> bytes | None:
     if not (_has_finite(val_acc) or _has_finite(train_acc) or any(_has_finite(y) for _, y in head_series.values())):
         return None
 
-    from matplotlib.ticker import MaxNLocator, PercentFormatter
-
     fig, ax = _new_figure()
     if _has_finite(train_acc):
         ax.plot(train_x, [v * 100 for v in train_acc], color=_TRAIN_COLOR, marker="o", markersize=4,
@@ -132,12 +135,19 @@ def accuracy_plot(epochs: list[dict]) -> bytes | None:
         if _has_finite(y):
             ax.plot(x, [v * 100 for v in y], color=cmap(i), marker="s", markersize=4,
                     label=f"val accuracy ({key.removeprefix('val_accuracy_')})")
+    return _accuracy_png(fig, ax, "Accuracy")
+
+
+def _accuracy_png(fig: Figure, ax: Axes, title: str) -> bytes:
+    """Finish an accuracy-per-epoch chart (values drawn in percent)."""
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
+
     ax.yaxis.set_major_formatter(PercentFormatter(100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="lower right", fontsize="small")
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy")
-    ax.set_title("Accuracy")
+    ax.set_title(title)
     return _to_png(fig)
 
 
@@ -243,3 +253,47 @@ def _colormap(n: int) -> Any:
 
     cmap = colormaps["viridis"]
     return lambda i: cmap(i / max(1, n - 1) * 0.9)
+
+
+# One colour per run in comparison charts (run A blue, run B orange, then more).
+RUN_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
+
+
+def _in_epochs(steps: list[dict], epochs: list[dict]) -> list[dict]:
+    """Step rows with an ``epoch`` position (step / steps per epoch): runs of other batch sizes share the x axis."""
+    per_epoch = as_float(epochs[0].get("step")) if epochs else None
+    if not per_epoch:
+        return []
+    return [{**row, "epoch": row["step"] / per_epoch} for row in steps if as_float(row.get("step")) is not None]
+
+
+def compare_loss_plot(runs: list[tuple[str, list[dict], list[dict]]]) -> bytes:
+    """Each run's ``(label, steps, epochs)`` on one set of axes over epochs: training loss smoothed (solid)
+    and val loss per epoch (dashed, markers), one colour per run."""
+    fig, ax = _new_figure()
+    drew = False
+    for i, (label, steps, epochs) in enumerate(runs):
+        color = RUN_COLORS[i % len(RUN_COLORS)]
+        x, y = _series(_in_epochs(steps, epochs), "epoch", "loss")
+        if _has_finite(y):
+            ax.plot(x, ema(y, SMOOTHING_ALPHA) if len(y) > 1 else y, color=color, linewidth=1.4,
+                    label=f"{label}: train loss (smoothed)")
+            drew = True
+        x, y = _series(epochs, "epoch", "val_loss")
+        if _has_finite(y):
+            ax.plot(x, y, color=color, linestyle="--", marker="o", markersize=4, label=f"{label}: val loss")
+            drew = True
+    return _loss_png(fig, ax, drew, "epoch")
+
+
+def compare_accuracy_plot(runs: list[tuple[str, list[dict]]]) -> bytes | None:
+    """Each run's ``(label, epochs)`` val accuracy per epoch (percent) on one set of axes; None without any."""
+    series = [(label, _series(epochs, "epoch", "val_accuracy")) for label, epochs in runs]
+    if not any(_has_finite(y) for _, (_, y) in series):
+        return None
+    fig, ax = _new_figure()
+    for i, (label, (x, y)) in enumerate(series):
+        if _has_finite(y):
+            ax.plot(x, [v * 100 for v in y], color=RUN_COLORS[i % len(RUN_COLORS)], marker="o", markersize=4,
+                    label=f"{label}: val accuracy")
+    return _accuracy_png(fig, ax, "Validation accuracy")
