@@ -12,9 +12,9 @@ from typing import Any
 
 from trainwell import __version__
 from trainwell.cli import checks, doctor, env, listing, predict, summary, train
-from trainwell.cli import embed, verify
+from trainwell.cli import embed, export, verify
 
-COMMANDS = (train, doctor, checks, env, summary, predict, embed, verify, listing)
+COMMANDS = (train, doctor, checks, env, summary, predict, export, embed, verify, listing)
 
 
 class _Parser(argparse.ArgumentParser):
