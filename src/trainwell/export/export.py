@@ -42,7 +42,7 @@ def export_run(run_dir: Path, fmt: str, out: Path | None = None, checkpoint: str
     module = format_module(fmt)
     out = Path(out) if out is not None else default_out(run_dir, fmt)
     if not out.name.endswith(EXTENSIONS[fmt]) or out.name == EXTENSIONS[fmt]:
-        raise ExportError(f"--out {out}: a {fmt} export is a {EXTENSIONS[fmt]} file (predict tells the "
+        raise ExportError(f"--out {out}: {LABELS[fmt]} exports are {EXTENSIONS[fmt]} files (predict tells the "
                           "format by the extension).", fix=f"--out {out.parent / ('model' + EXTENSIONS[fmt])}")
     sidecar = sidecar_for(out)
     start = time.perf_counter()

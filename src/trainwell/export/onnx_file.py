@@ -9,14 +9,19 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.export.formats import METADATA_KEY, Runner, Signature, missing_package, quiet
+from trainwell.export.formats import METADATA_KEY, ExportError, Runner, Signature, missing_package, quiet
 
 
 def save(model: nn.Module, example: tuple[torch.Tensor, ...], signature: Signature, metadata: dict[str, Any]) -> bytes:
+    import inspect
+
     try:
         import onnxscript  # noqa: F401  (the dynamo exporter's translator)
     except ImportError:
         raise missing_package("onnxscript", "onnx") from None
+    if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+        raise ExportError(f"ONNX export goes through torch.onnx.export(dynamo=True), which torch {torch.__version__} "
+                          "does not have.", fix="pip install 'torch>=2.5'")
     with quiet():
         program = torch.onnx.export(model, example, dynamo=True, input_names=signature.names,
                                     output_names=["output"], dynamic_shapes=signature.dynamic_shapes(),
