@@ -73,6 +73,10 @@ def test_parity_passes_for_the_same_function_and_fails_beyond_the_tolerance_or_o
 
 
 def test_exported_files_are_told_by_their_extension() -> None:
+    import trainwell.cli.export
+    import trainwell.export
+
+    assert trainwell.cli.export.FORMATS == trainwell.export.FORMATS == FORMATS  # the CLI's copy keeps --help torch-free
     assert [format_of(Path(f"m.{SUFFIX[f]}")) for f in FORMATS] == list(FORMATS)
     with pytest.raises(ExportError, match="not a run folder, nor a file"):
         format_of(Path("model.bin"))
@@ -183,8 +187,10 @@ def test_a_csv_run_predicts_from_the_export_like_the_run(csv_run: Path, fmt: str
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     root = csv_run.parent
     out = tmp_path / f"m.{SUFFIX[fmt]}"
-    assert main_in(root, "export", "run", "--format", fmt, "--out", str(out)) == 0
-    assert_same(predictions(capsys, root, str(out), "rows.csv"), predictions(capsys, root, "run", "rows.csv"))
+    assert main_in(root, "export", "run", "--format", fmt, "--out", str(out), "--last") == 0
+    assert json.loads((tmp_path / "export.json").read_text())["source"]["checkpoint"] == "last"
+    assert_same(predictions(capsys, root, str(out), "rows.csv"),
+                predictions(capsys, root, "run", "rows.csv", "--checkpoint", "last"))
 
 
 @pytest.mark.parametrize("fmt", ["torchscript", "safetensors"])
@@ -254,3 +260,13 @@ def test_export_mistakes_are_one_paragraph(csv_run: Path, tmp_path: Path, capsys
         torch.jit.save(torch.jit.script(Tiny()), str(tmp_path / "foreign.pt"))
     assert main_in(root, "predict", str(tmp_path / "foreign.pt"), "rows.csv") == 2
     assert "carries no trainwell export metadata" in capsys.readouterr().err
+
+
+def test_data_that_changed_since_training_is_refused(csv_run: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copytree(csv_run, tmp_path / "run", ignore=shutil.ignore_patterns("export"))  # other tests export there
+    text = (csv_run.parent / "t.csv").read_text().replace(",z\n", ",w\n")  # class z is now called w
+    (tmp_path / "t.csv").write_text(text)
+    assert main_in(tmp_path, "export", "run", "--format", "torchscript") == 2
+    assert "data changed since training" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "export").exists()
