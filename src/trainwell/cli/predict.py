@@ -116,9 +116,10 @@ def run(args: argparse.Namespace) -> int:
     if task == "embedding":
         from trainwell._errors import TrainwellError
 
-        raise TrainwellError(f"{args.run_dir} is an embedding run: its model outputs vectors, not classes.",
-                             fix=f"use `trainwell embed {args.run_dir} FILES... --out emb.npy` or "
-                                 f"`trainwell verify {args.run_dir} A.png B.png`")
+        run = args.run_dir if Path(args.run_dir).is_dir() else "RUN_DIR"  # embed and verify read run folders
+        raise TrainwellError(f"{args.run_dir} is an embedding model: it outputs vectors, not classes.",
+                             fix=f"use `trainwell embed {run} FILES... --out emb.npy` or "
+                                 f"`trainwell verify {run} A.png B.png`")
     device = next(model.parameters()).device if isinstance(model, torch.nn.Module) else torch.device("cpu")
     warnings: dict[str, list[str]] = {}  # input name -> what looks unlike the training data
     if task == "text":

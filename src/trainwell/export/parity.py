@@ -21,7 +21,7 @@ TOLERANCE = 1e-4  # largest absolute difference of fp32 outputs
 @dataclass
 class Parity:
     split: str
-    samples: int  # predictions compared (the batches may share samples)
+    samples: int  # outputs compared (the batches may share samples)
     batch_sizes: list[int]
     max_abs_diff: float
     top1_agreement: float | None  # share of samples with the same top-1 class; None for embeddings
@@ -38,7 +38,7 @@ class Parity:
         sizes = ", ".join(str(s) for s in self.batch_sizes)
         top1 = "" if self.top1_agreement is None else f"; same top-1 class for {100 * self.top1_agreement:.1f} %"
         return (f"largest |difference| {self.max_abs_diff:.2e} (tolerance {self.tolerance:.0e}){top1} "
-                f"of {self.samples} predictions on {self.split} samples (batches of {sizes})")
+                f"of {self.samples} outputs on {self.split} samples (batches of {sizes})")
 
 
 def compare(model: nn.Module, runner: Runner, batches: list[tuple[torch.Tensor, ...]], *, split: str,
