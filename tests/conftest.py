@@ -49,3 +49,15 @@ def train_once(tmp_path_factory: pytest.TempPathFactory, argv: list[str]) -> Pat
         mp.setenv("PYTHONHASHSEED", "0")
         assert main(["train", "--out", "run", *argv]) == 0
     return root / "run"
+
+
+def main_in(cwd: Path, *args: str) -> int:
+    """``trainwell ARGS`` in-process, run from ``cwd`` (restored afterwards)."""
+    from trainwell.cli import main
+
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return main(list(args))
+    finally:
+        os.chdir(old)

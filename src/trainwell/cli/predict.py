@@ -1,4 +1,5 @@
-"""``trainwell predict RUN_DIR FILE...``: top-k classes for image files or CSV rows, from the best checkpoint."""
+"""``trainwell predict RUN_DIR FILE...``: top-k classes for image files, CSV rows or texts, from the best
+checkpoint, or from a file ``trainwell export`` wrote (``trainwell predict model.onnx FILE...``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                               description="Loads the run's best checkpoint, applies the training preprocessing "
                                           "(same normalization, size, channels, feature columns) and prints the "
                                           "top-k classes with probabilities.")
-    p.add_argument("run_dir", metavar="RUN_DIR")
+    p.add_argument("run_dir", metavar="RUN_DIR",
+                   help="a run folder, or a file `trainwell export` wrote (.onnx, .pt, .pt2, .safetensors)")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="image files, or CSV files with the training feature columns; for a text run: "
                         "texts, or .txt files with one text per line")
@@ -25,33 +27,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def load_predictor(run_dir: Path, checkpoint: str = "best", device: str = "cpu") -> tuple[Any, dict[str, Any]]:
     """The run's model (eval mode) and its data payload (preprocess, class names)."""
-    from trainwell.config import ModelConfig
-    from trainwell.data import Preprocess
-    from trainwell.engine.checkpoint import load_checkpoint
     from trainwell.engine.device import resolve_device
-    from trainwell.engine.run_folder import check_run_dir
-    from trainwell.models import build_model
+    from trainwell.export.model import load_run_model
 
-    ckpt = load_checkpoint(check_run_dir(run_dir) / "checkpoints" / f"{checkpoint}.pt")
-    data = ckpt["data"]
-    model_cfg = ModelConfig.model_validate(ckpt["config"]["model"])
-    if data.get("task") == "text":
-        from trainwell.tasks.text import build_text_model
+    model, data, _ = load_run_model(run_dir, checkpoint)
+    return model.to(resolve_device(device)), data
 
-        model = build_text_model(model_cfg, len(data["vocab"]["itos"]), data["num_classes"])
-    elif data.get("task") == "embedding":
-        from trainwell.config import EmbeddingConfig
-        from trainwell.models.embedding import build_embedding_model
 
-        pre = Preprocess.from_dict(data["preprocess"])
-        model = build_embedding_model(model_cfg, EmbeddingConfig.model_validate(ckpt["config"]["embedding"]),
-                                      tuple(pre.input_shape))
-    else:
-        pre = Preprocess.from_dict(data["preprocess"])
-        model = build_model(model_cfg, tuple(pre.input_shape), data["num_classes"])
-    model.load_state_dict(ckpt["model"])
-    model.to(resolve_device(device)).eval()
-    return model, data
+def _load(args: argparse.Namespace) -> tuple[Any, dict[str, Any], str, str]:
+    """The model to call (a run's, or an exported file's on the CPU), the data payload, the run's task
+    and a title naming where the model came from."""
+    target = Path(args.run_dir)
+    if target.is_file():
+        from trainwell._errors import TrainwellError
+        from trainwell.export.export import load_exported
+
+        if args.device != "cpu":
+            raise TrainwellError(f"An exported file predicts on the CPU; --device {args.device} applies to "
+                                 "run folders.", fix="leave out --device, or predict with the run folder")
+        runner, metadata = load_exported(target)
+        return runner, metadata["payload"], metadata["task"], f"{metadata['format']} export {target}"
+    model, data = load_predictor(target, args.checkpoint, args.device)
+    return model, data, data.get("task", "classification"), f"{args.checkpoint} checkpoint of {target}"
 
 
 def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], dict[str, list[str]]]:
@@ -115,16 +112,17 @@ def run(args: argparse.Namespace) -> int:
     from trainwell.data import Preprocess
     from trainwell.tasks.classification import topk
 
-    model, data = load_predictor(Path(args.run_dir), args.checkpoint, args.device)
-    if data.get("task") == "embedding":
+    model, data, task, source = _load(args)
+    if task == "embedding":
         from trainwell._errors import TrainwellError
 
-        raise TrainwellError(f"{args.run_dir} is an embedding run: its model outputs vectors, not classes.",
-                             fix=f"use `trainwell embed {args.run_dir} FILES... --out emb.npy` or "
-                                 f"`trainwell verify {args.run_dir} A.png B.png`")
-    device = next(model.parameters()).device
+        run = args.run_dir if Path(args.run_dir).is_dir() else "RUN_DIR"  # embed and verify read run folders
+        raise TrainwellError(f"{args.run_dir} is an embedding model: it outputs vectors, not classes.",
+                             fix=f"use `trainwell embed {run} FILES... --out emb.npy` or "
+                                 f"`trainwell verify {run} A.png B.png`")
+    device = next(model.parameters()).device if isinstance(model, torch.nn.Module) else torch.device("cpu")
     warnings: dict[str, list[str]] = {}  # input name -> what looks unlike the training data
-    if data.get("task") == "text":
+    if task == "text":
         from trainwell.tasks.text import encode_texts
 
         texts, names = _texts(args.files)
@@ -147,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Predictions ({args.checkpoint} checkpoint of {args.run_dir})")
+    table = Table(title=f"Predictions ({source})")
     table.add_column("input")
     table.add_column("prediction", style="bold")
     table.add_column("probability", justify="right")

@@ -1,0 +1,43 @@
+"""A run's model, rebuilt from its configuration and data payload (the checkpoint, or an export's metadata)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from torch import nn
+
+
+def build_run_model(config: dict[str, Any], payload: dict[str, Any]) -> nn.Module:
+    """The untrained model of a run: ``config`` is its configuration as a dict, ``payload`` the data
+    facts every checkpoint carries (preprocessing, classes; the vocabulary of a text run)."""
+    from trainwell.config import ModelConfig
+    from trainwell.data import Preprocess
+
+    model_cfg = ModelConfig.model_validate(config["model"])
+    if payload.get("task") == "text":
+        from trainwell.tasks.text import build_text_model
+
+        return build_text_model(model_cfg, len(payload["vocab"]["itos"]), payload["num_classes"])
+    pre = Preprocess.from_dict(payload["preprocess"])
+    if payload.get("task") == "embedding":
+        from trainwell.config import EmbeddingConfig
+        from trainwell.models.embedding import build_embedding_model
+
+        return build_embedding_model(model_cfg, EmbeddingConfig.model_validate(config["embedding"]),
+                                     tuple(pre.input_shape))
+    from trainwell.models import build_model
+
+    return build_model(model_cfg, tuple(pre.input_shape), payload["num_classes"])
+
+
+def load_run_model(run_dir: Path, checkpoint: str = "best") -> tuple[nn.Module, dict[str, Any], dict[str, Any]]:
+    """The run's trained model on the CPU in eval mode, its data payload and its configuration (a dict)."""
+    from trainwell.engine.checkpoint import load_checkpoint
+    from trainwell.engine.run_folder import check_run_dir
+
+    ckpt = load_checkpoint(check_run_dir(run_dir) / "checkpoints" / f"{checkpoint}.pt")
+    model = build_run_model(ckpt["config"], ckpt["data"])
+    model.load_state_dict(ckpt["model"])
+    return model.eval(), ckpt["data"], ckpt["config"]
