@@ -1,0 +1,199 @@
+"""split-leakage: the validation / test data holds samples the model was trained on.
+
+Every model input gets a cheap per-sample fingerprint, computed on the device (a few hundred
+evenly spaced elements of each sample, their bits mixed into one integer: no wait), kept as
+training data when gradients are on and as evaluation data when a trained model is called under
+``no_grad``. The fingerprints are read back on sampled steps and at the end. Evaluation inputs are
+grouped by where they come from (a DataLoader's dataset, or the tensor they are sliced from), so a
+validation set and a test set are judged apart.
+
+Quiet on purpose: evaluating on the whole training set (training accuracy), data with few distinct
+values (identical rows are then normal), and any run that also evaluates on a set that shares
+nothing with the training data (the overlapping one is then a training-set metric).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks.modes import _storage
+from trainwell.doctor.events import BatchEvent, ForwardEvent, StepEvent
+
+COLUMNS = 256  # elements per sample that go into its fingerprint
+MAX_TRAIN = 300_000  # fingerprints kept (memory stays bounded on big datasets)
+MAX_EVAL = 100_000
+MAX_PENDING = 200_000  # rows waiting to be read back
+
+
+def _first_batch_tensor(inputs: tuple[Any, ...]) -> torch.Tensor | None:
+    x = inputs[0] if inputs else None
+    if isinstance(x, torch.Tensor) and x.ndim >= 2 and x.shape[0] > 0 and x[0].numel() > 0 and not x.is_complex():
+        return x
+    return None
+
+
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+class _Hasher:
+    """Per-sample fingerprints on the input's device; the column indices and weights are made once per size."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[int, torch.device], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.detach().reshape(x.shape[0], -1)
+        n = flat.shape[1]
+        key = (n, flat.device)
+        if key not in self.cache:
+            g = torch.Generator().manual_seed(n)
+            idx = torch.linspace(0, n - 1, min(n, COLUMNS)).round().long().unique()
+            weights = torch.randint(1, 2**31 - 1, (len(idx),), generator=g, dtype=torch.int64) * 2 + 1
+            self.cache[key] = (idx.to(flat.device), weights.to(flat.device))
+        idx, weights = self.cache[key]
+        cols = flat.index_select(1, idx)
+        if cols.is_floating_point():
+            cols = cols.contiguous().view(_BITS[cols.element_size()])  # the exact bits: same sample, same number
+        return (cols.long() * weights).sum(1)
+
+
+@register
+class SplitLeakage(Check):
+    id = "split-leakage"
+    severity = "error"
+    summary = "the validation / test data holds samples that are also in the training data"
+    text = {
+        "en": Text(
+            title="Validation data overlaps the training data",
+            message="{share} of the {count} distinct samples the model was evaluated on (under no_grad) were also "
+                    "fed to it in training. The model has memorised those, so the validation score measures "
+                    "memory, not how it does on new data: it looks better than it is, and choosing models or "
+                    "stopping points by it is misleading. Common causes: the split is made after duplicating or "
+                    "augmenting, two random permutations instead of one, overlapping slices, or training on the "
+                    "full dataset after splitting it.",
+            fix="split once, with one permutation, before anything else, and train on the training part only: "
+                "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
+        "zh": Text(
+            title="验证数据与训练数据重叠",
+            message="模型（在 no_grad 下）评估用的 {count} 个不同样本中，有 {share} 在训练时也输入过。模型已经记住了这些样本，"
+                    "所以验证成绩衡量的是记忆力，而不是在新数据上的表现：结果偏乐观，用它来挑模型或决定何时停止都会误导。"
+                    "常见原因：先复制或增强数据再划分、用了两次不同的随机排列、切片区间互相重叠，或者划分之后又用全部数据训练。",
+            fix="在一切处理之前只用一个随机排列划分一次，并且只用训练部分训练："
+                "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
+    }
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.hash = _Hasher()
+        self.train: dict[int, set[int]] = {}  # id(model) -> fingerprints of its training inputs
+        self.train_size = 0
+        # id(model) -> its no_grad rounds (calls with no backward() between them): [backward count, step, calls]
+        self.rounds: dict[int, list[list[int]]] = {}
+        self.evaluated: list[tuple[int, int, Any, list[int]]] = []  # (model, round, source, fingerprints)
+        self.eval_size = 0
+        self.pending: list[tuple[int, Any, torch.Tensor, int]] = []  # (model, round or None = training, hashes, shape)
+        self.pending_rows = 0
+        self.trained: dict[int, tuple[int, bool]] = {}  # id(model) -> (step, is trained)
+        self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
+        self.where: str | None = None
+
+    def on_batch(self, ev: BatchEvent) -> None:
+        self.fresh_batch = id(getattr(ev.iterator, "_dataset", ev.iterator))
+
+    def on_forward(self, ev: ForwardEvent) -> None:
+        batch, self.fresh_batch = self.fresh_batch, None
+        if self.reported or self.pending_rows > MAX_PENDING:
+            return
+        x = _first_batch_tensor(ev.inputs)
+        if x is None or not self.session.has_parameters(ev.module):
+            return
+        model = id(ev.module)
+        if ev.grad_enabled:
+            if self.train_size < MAX_TRAIN:
+                self._add(model, None, x)
+            return
+        if not self._is_trained(ev.module) or self.eval_size >= MAX_EVAL:
+            return
+        rounds = self.rounds.setdefault(model, [])
+        s = self.session
+        if not rounds or rounds[-1][0] != s.backward_count:
+            rounds.append([s.backward_count, s.step, 0])
+        rounds[-1][2] += 1
+        source = ("loader", batch) if batch is not None else ("tensor", _storage(x), tuple(x.shape[1:]))
+        self.where = self.where or ev.where
+        self._add(model, (len(rounds) - 1, source), x)
+
+    def _add(self, model: int, evaluation: Any, x: torch.Tensor) -> None:
+        self.pending.append((model, evaluation, self.hash(x), hash(tuple(x.shape[1:]))))
+        self.pending_rows += x.shape[0]
+
+    def _is_trained(self, model: nn.Module) -> bool:
+        step, known = self.trained.get(id(model), (-1, False))
+        if step != self.session.step:
+            known = self.session.is_trained(model)
+            self.trained[id(model)] = (self.session.step, known)
+        return known
+
+    @sampled_only
+    def on_step(self, ev: StepEvent) -> None:
+        self._read()
+
+    def _read(self) -> None:
+        pending, self.pending, self.pending_rows = self.pending, [], 0
+        if not pending:
+            return
+        device = pending[0][2].device
+        values = torch.cat([h.to(device) for _, _, h, _ in pending]).tolist()  # one wait for all of them
+        at = 0
+        for model, evaluation, h, shape in pending:
+            rows = [v ^ shape for v in values[at:at + len(h)]]
+            at += len(h)
+            if evaluation is None:
+                seen = self.train.setdefault(model, set())
+                self.train_size -= len(seen)
+                seen.update(rows)
+                self.train_size += len(seen)
+            else:
+                self.evaluated.append((model, *evaluation, rows))
+                self.eval_size += len(rows)
+
+    def _is_evaluation(self, model: int, i: int) -> bool:
+        """Whether no_grad round ``i`` is an evaluation: several calls in a row (a validation loop), steps
+        apart from the rounds around it (once per epoch), or the only one. One call per training step
+        (a teacher's soft labels, pseudo-labels, a mean teacher) is part of training."""
+        rounds = self.rounds[model]
+        near = [abs(rounds[j][1] - rounds[i][1]) for j in (i - 1, i + 1) if 0 <= j < len(rounds)]
+        return rounds[i][2] >= 2 or not near or min(near) >= 2
+
+    def on_end(self) -> None:
+        if self.reported:
+            return
+        self._read()
+        units: dict[Any, set[int]] = {}
+        first: dict[Any, tuple[int, list[int]]] = {}  # each source's first evaluation round: (round, fingerprints)
+        for model, i, source, rows in self.evaluated:
+            if not self._is_evaluation(model, i):
+                continue
+            key = (model, source)
+            units.setdefault(key, set()).update(rows)
+            r, kept = first.setdefault(key, (i, []))
+            if r == i:
+                kept.extend(rows)
+        judged: list[tuple[float, int, int]] = []
+        for (model, source), seen in units.items():
+            train, rows = self.train.get(model, set()), first[(model, source)][1]
+            if len(train) < 20 or len(seen) < 20 or len(set(rows)) < 0.9 * len(rows):
+                continue  # too few, or data with many identical samples
+            judged.append((len(seen & train) / len(seen), len(seen), len(train)))
+        if not judged or min(s for s, _, _ in judged) < 0.05:
+            return  # nothing evaluated, or a clean held-out set exists
+        share, count, trained = max(judged)
+        if share < 0.2 or (share >= 0.95 and count >= 0.8 * trained):
+            return  # little overlap, or the whole training set evaluated (a training-set metric)
+        self.report(self.where, {"evaluated_samples": count, "also_in_training": round(share * count),
+                                 "share": round(share, 3), "training_samples_seen": trained},
+                    share=f"{share:.0%}", count=count)
