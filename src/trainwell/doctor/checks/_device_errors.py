@@ -197,22 +197,52 @@ def _device_misc(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
                             "模型在 MPS（Apple GPU）设备上，但输入在 CPU 上。"),
                            ("x = x.to('mps')  # move every batch where the model is",
                             "x = x.to('mps')  # 每个 batch 都放到模型所在设备"))
-    if p.kind == "index_device":
-        return Explanation(("A tensor was indexed with indices that live on another device.",
-                            "用位于另一个设备上的索引去索引张量。"),
-                           ("idx = idx.to(t.device)  # indices on the indexed tensor's device",
-                            "idx = idx.to(t.device)  # 索引放到被索引张量的设备上"))
+    return Explanation(("A tensor was indexed with indices that live on another device.",
+                        "用位于另一个设备上的索引去索引张量。"),
+                       ("idx = idx.to(t.device)  # indices on the indexed tensor's device",
+                        "idx = idx.to(t.device)  # 索引放到被索引张量的设备上"))
+
+
+_NO_CUDA: dict[str, Words] = {
+    "no_driver": ("PyTorch was built with CUDA, but it found no NVIDIA driver: this machine has no NVIDIA GPU, or its "
+                  "driver is not installed (or not visible, e.g. inside a container started without GPU access). To use a GPU, "
+                  "install the driver until nvidia-smi lists it and torch.cuda.is_available() prints True.",
+                  "PyTorch 带有 CUDA 支持，但没有找到 NVIDIA 驱动：这台机器没有 NVIDIA GPU，或者没有安装驱动"
+                  "（或驱动不可见，例如容器启动时没有开放 GPU）。要用 GPU，先装好驱动，直到 nvidia-smi 能列出 GPU、"
+                  "torch.cuda.is_available() 返回 True。"),
+    "cpu_build": ("The installed PyTorch is a CPU-only build: it cannot use a GPU even if the machine has one. To use "
+                  "one, install the CUDA build for your system with the command from pytorch.org.",
+                  "安装的 PyTorch 是只支持 CPU 的版本：即使机器有 GPU 也用不了。要用 GPU，请按 pytorch.org 上的命令"
+                  "安装适合你系统的 CUDA 版 PyTorch。"),
+    "no_gpu": ("The driver is there, but PyTorch sees no GPU: none is free or visible to this process "
+               "(CUDA_VISIBLE_DEVICES may be empty or wrong; nvidia-smi shows the GPUs and what uses them).",
+               "驱动存在，但 PyTorch 看不到任何 GPU：没有可用的 GPU，或者它对这个进程不可见（CUDA_VISIBLE_DEVICES 可能为空或写错；"
+               "nvidia-smi 可以查看 GPU 及其占用情况）。"),
+    "no_mps": ("The script asks for Apple's MPS device, which this machine or this PyTorch does not have.",
+               "脚本要求使用 Apple 的 MPS 设备，但这台机器或这个 PyTorch 版本不支持。"),
+    "map_location": ("The checkpoint holds GPU tensors, and torch.load puts them back on the GPU, which this "
+                     "machine does not have.",
+                     "检查点里保存的是 GPU 张量，torch.load 会把它们放回 GPU 上，而这台机器没有可用的 GPU。"),
+}
+
+
+def _cuda_unavailable(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
+    """The script asks for a GPU that is not there: say which of the usual reasons, and how to run anyway."""
+    cause = _NO_CUDA[p.kind]
     if p.kind == "map_location":
-        return Explanation(("The checkpoint was saved from GPU tensors, but this machine has no GPU.",
-                            "检查点是从 GPU 张量保存的，但这台机器没有 GPU。"),
-                           ("torch.load(path, map_location='cpu')  # or map_location=device",
-                            "torch.load(path, map_location='cpu')  # 或 map_location=device"))
-    return Explanation(
-        ("The script asks for a GPU, but this machine has none (or PyTorch was installed without support for it).",
-         "脚本要求使用 GPU，但这台机器没有（或安装的 PyTorch 不支持它）。"),
-        ("choose the device at run time: device = 'cuda' if torch.cuda.is_available() else 'cpu'; model.to(device); "
-         "x = x.to(device)", "运行时选择设备：device = 'cuda' if torch.cuda.is_available() else 'cpu'; model.to(device); "
-                             "x = x.to(device)"))
+        fix = ("load onto the device you have: torch.load(path, map_location=device)  "
+               "# device = 'cuda' if torch.cuda.is_available() else 'cpu'",
+               "加载到你现有的设备上：torch.load(path, map_location=device)  "
+               "# device = 'cuda' if torch.cuda.is_available() else 'cpu'")
+    else:
+        fix = ("pick the device once, from what exists, and use it everywhere instead of .cuda(): "
+               "device = 'cuda' if torch.cuda.is_available() else 'cpu'; model.to(device); x = x.to(device)  "
+               "# `trainwell env` shows what PyTorch can see",
+               "根据实际情况选一次设备，处处用它代替 .cuda()：device = 'cuda' if torch.cuda.is_available() else 'cpu'; "
+               "model.to(device); x = x.to(device)  # `trainwell env` 可以查看 PyTorch 能看到哪些设备")
+    return Explanation(cause, fix,
+                       {"reason": p.kind, "cuda_available": torch.cuda.is_available(),
+                        "built_with_cuda": torch.version.cuda is not None})
 
 
 def _dtype_rnn(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:

@@ -62,9 +62,11 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ("device-mismatch", "type_pair", r"Input type \(([\w. ]+)\) and (?:weight|bias) type \(([\w. ]+)\) should be"),
     ("device-mismatch", "mps_input", r"Placeholder storage has not been allocated on MPS device"),
     ("device-mismatch", "index_device", r"indices should be either on cpu or on the same device as the indexed"),
-    ("device-mismatch", "map_location", r"Attempting to deserialize object on a CUDA device"),
-    ("device-mismatch", "no_gpu", r"Found no NVIDIA driver|Torch not compiled with CUDA enabled|No CUDA GPUs are "
-                                  r"available|not linked with support for mps|CUDA driver initialization failed"),
+    ("cuda-unavailable", "map_location", r"Attempting to deserialize object on a CUDA device"),
+    ("cuda-unavailable", "no_driver", r"Found no NVIDIA driver|CUDA driver initialization failed"),
+    ("cuda-unavailable", "cpu_build", r"Torch not compiled with CUDA enabled"),
+    ("cuda-unavailable", "no_gpu", r"No CUDA GPUs are available"),
+    ("cuda-unavailable", "no_mps", r"not linked with support for mps|MPS backend is not available"),
     ("device-mismatch", "dtype_mm", r"(?:mat1 and mat2|m1 and m2) (?:must |to )?have the same dtype, but got:? "
                                     r"(\w+) (?:and|!=) (\w+)"),
     ("device-mismatch", "dtype_rnn", r"input dtype \(torch\.(\w+)\) does not match weight dtype \(torch\.(\w+)\)"),

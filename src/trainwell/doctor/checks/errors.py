@@ -1,4 +1,4 @@
-"""shape-mismatch / device-mismatch / oom: PyTorch's errors translated into plain words.
+"""shape-mismatch / device-mismatch / cuda-unavailable / oom: PyTorch's errors translated into plain words.
 
 They act only in ``on_error``, after the script has already failed: the message is parsed
 (``_error_parsing``), the traceback tells which layer was running and what it received,
@@ -19,8 +19,8 @@ from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, 
                                                    _matmul, _norm_features, _norm_rank, _rnn_features, _rnn_hidden,
                                                    _rnn_rank, _stack, _state_dict, _target_range, _target_size,
                                                    _too_small, _view)
-from trainwell.doctor.checks._device_errors import (_device_misc, _devices, _dtype_loss, _dtype_mm, _dtype_rnn,
-                                                    _move_fix, _type_pair)
+from trainwell.doctor.checks._device_errors import (_cuda_unavailable, _device_misc, _devices, _dtype_loss,
+                                                    _dtype_mm, _dtype_rnn, _move_fix, _type_pair)
 from trainwell.doctor.checks._oom_errors import _REMEDIES, _oom
 
 
@@ -73,8 +73,22 @@ class DeviceMismatch(ErrorCheck):
                   "device_tensor": _devices, "device_rnn": _devices, "type_pair": _type_pair, "dtype_mm": _dtype_mm,
                   "dtype_rnn": _dtype_rnn, "dtype_target": _dtype_loss, "dtype_cast": _dtype_loss,
                   "dtype_index": _dtype_loss, "dtype_scalar": _dtype_loss, "dtype_found": _dtype_loss,
-                  "mps_input": _device_misc, "index_device": _device_misc, "map_location": _device_misc,
-                  "no_gpu": _device_misc}
+                  "mps_input": _device_misc, "index_device": _device_misc}
+
+
+@register
+class CudaUnavailable(ErrorCheck):
+    id = "cuda-unavailable"
+    severity = "error"
+    summary = "the script asks for a GPU this machine or this PyTorch cannot use, explained with the fix"
+    text = {
+        "en": Text(title="No usable GPU", message="The script asked for a GPU{place}, but PyTorch cannot use one here. "
+                                                  "{explain}", fix="{fix}"),
+        "zh": Text(title="没有可用的 GPU", message="脚本要求使用 GPU{place}，但 PyTorch 在这里用不了 GPU。{explain}",
+                   fix="{fix}"),
+    }
+    fallback = _move_fix(False)
+    explainers = {k: _cuda_unavailable for k in ("no_driver", "cpu_build", "no_gpu", "no_mps", "map_location")}
 
 
 @register
