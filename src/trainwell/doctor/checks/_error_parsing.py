@@ -76,6 +76,8 @@ _PATTERNS: list[tuple[str, str, str]] = [
                                        r"([\w.]+) instead()"),
     ("device-mismatch", "dtype_scalar", r"expected scalar type (\w+) but found (\w+)"),
     ("device-mismatch", "dtype_found", r"Found dtype (\w+) but expected (\w+)"),
+    ("model-definition", "empty_params", r"optimizer got an empty parameter list"),
+    ("model-definition", "no_forward", r'Module \[(\w+)\] is missing the required "forward" function'),
     ("shape-mismatch", "matmul", r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)"),
     ("shape-mismatch", "matmul", r"size mismatch, m1: \[(\d+) x (\d+)\], m2: \[(\d+) x (\d+)\]"),  # torch < 1.7
     ("shape-mismatch", "conv_rank", r"Expected (\d+)-dimensional input for \d+-dimensional weight \[[\d, ]*\](), but "

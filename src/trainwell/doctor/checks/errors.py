@@ -1,4 +1,4 @@
-"""shape-mismatch / device-mismatch / cuda-unavailable / oom: PyTorch's errors translated into plain words.
+"""shape-mismatch / device-mismatch / cuda-unavailable / model-definition / oom: PyTorch's errors translated into plain words.
 
 They act only in ``on_error``, after the script has already failed: the message is parsed
 (``_error_parsing``), the traceback tells which layer was running and what it received,
@@ -21,6 +21,7 @@ from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, 
                                                    _too_small, _view)
 from trainwell.doctor.checks._device_errors import (_cuda_unavailable, _device_misc, _devices, _dtype_loss,
                                                     _dtype_mm, _dtype_rnn, _move_fix, _type_pair)
+from trainwell.doctor.checks._model_errors import _empty_params, _missing_forward
 from trainwell.doctor.checks._oom_errors import _REMEDIES, _oom
 
 
@@ -89,6 +90,21 @@ class CudaUnavailable(ErrorCheck):
     }
     fallback = _move_fix(False)
     explainers = {k: _cuda_unavailable for k in ("no_driver", "cpu_build", "no_gpu", "no_mps", "map_location")}
+
+
+@register
+class ModelDefinition(ErrorCheck):
+    id = "model-definition"
+    severity = "error"
+    summary = "a model class written wrongly (misspelt __init__ / forward, layers in a plain list), explained"
+    text = {
+        "en": Text(title="The model class is not set up the way PyTorch needs",
+                   message="PyTorch could not use the model{place}. {explain}", fix="{fix}"),
+        "zh": Text(title="模型类的写法不符合 PyTorch 的要求", message="PyTorch 无法使用这个模型{place}。{explain}", fix="{fix}"),
+    }
+    fallback = ("define the layers in __init__ (after super().__init__()) and the computation in forward(self, x)",
+                "在 __init__ 里（先调用 super().__init__()）定义各层，在 forward(self, x) 里写计算")
+    explainers = {"empty_params": _empty_params, "no_forward": _missing_forward}
 
 
 @register
