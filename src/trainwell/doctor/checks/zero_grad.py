@@ -3,54 +3,124 @@
 Both are judged from the gradients themselves, so every way of clearing counts
 (``optimizer.zero_grad()``, ``model.zero_grad()``, ``p.grad = None``, ``p.grad.zero_()``),
 and intended accumulation (clear every k steps, step every k backwards) stays quiet.
+Hand-written gradient descent (no optimizer: ``w -= lr * w.grad`` under ``no_grad``) counts too:
+the weights of the loss's graph changed since the last backward() and still carried its gradient.
 """
 
 from __future__ import annotations
 
+import weakref
+
+import torch
+
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import grad_is_clear, watched_optimizer_params
+from trainwell.doctor.checks._grads import grad_is_clear, watched_optimizer_params, watched_params
 from trainwell.doctor.events import BackwardEvent, StepEvent
+
+
+_MISSING_WORDS = {
+    "optimizer": {"en": ("optimizer.step()", "clear them once per step, before backward(): optimizer.zero_grad()  "
+                                             "# then loss.backward(); optimizer.step()"),
+                  "zh": ("optimizer.step()", "每一步在 backward() 之前清空一次：optimizer.zero_grad()  "
+                                             "# 然后 loss.backward(); optimizer.step()")},
+    "manual": {"en": ("weight update (w -= lr * w.grad)",
+                      "clear each gradient right after the update, inside torch.no_grad(): w -= lr * w.grad; "
+                      "w.grad.zero_()  # or w.grad = None; or let torch.optim.SGD([w], lr=lr) do both"),
+               "zh": ("权重更新（w -= lr * w.grad）",
+                      "在 torch.no_grad() 里更新后立即清空梯度：w -= lr * w.grad; w.grad.zero_()  "
+                      "# 或 w.grad = None；也可以用 torch.optim.SGD([w], lr=lr) 代劳")},
+}
 
 
 @register
 class ZeroGradMissing(Check):
     id = "zero-grad-missing"
     severity = "error"
-    summary = "gradients are never cleared, so they pile up across optimizer steps"
+    summary = "gradients are never cleared, so they pile up across optimizer steps or hand-written updates"
     text = {
         "en": Text(
             title="Gradients are never cleared between steps",
             message="backward() adds to .grad instead of replacing it. At {count} backward calls in a row, the "
-                    "gradients left from before the previous optimizer.step() were still there, so each step uses "
+                    "gradients left from before the previous {update} were still there, so each step uses "
                     "the sum of all past gradients and training drifts or diverges.",
-            fix="clear them once per step, before backward(): optimizer.zero_grad()  # then loss.backward(); "
-                "optimizer.step()"),
+            fix="{fix}"),
         "zh": Text(
             title="每一步之间没有清空梯度",
             message="backward() 会把梯度累加到 .grad 上，而不是替换。连续 {count} 次调用 backward() 时，"
-                    "上一次 optimizer.step() 之前的梯度仍然留着，所以每一步用的是所有历史梯度之和，训练会偏离甚至发散。",
-            fix="每一步在 backward() 之前清空一次：optimizer.zero_grad()  # 然后 loss.backward(); optimizer.step()"),
+                    "上一次{update}之前的梯度仍然留着，所以每一步用的是所有历史梯度之和，训练会偏离甚至发散。",
+            fix="{fix}"),
     }
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.stepped_since_backward = False
         self.streak = 0
+        # Hand-written updates (no optimizer): the leaves of the last backward's graph, with a copy of the
+        # values backward() left them with, to tell whether the loop changed them since.
+        self.leaves: list[torch.Tensor] = []
+        self.snapshots: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
 
     def on_backward_pre(self, ev: BackwardEvent) -> None:
-        if not self.stepped_since_backward or not self.session.optimizers:
+        if not self.session.optimizers:
+            self._manual_update(ev)
+            return
+        if not self.stepped_since_backward:
             return
         self.stepped_since_backward = False
         params = [p for opt in self.session.optimizers for p in watched_optimizer_params(opt)]
         if params and not any(grad_is_clear(p) for p in params):
-            self.streak += 1
-            if self.streak >= 3 and not self.reported:
-                self.report(ev.where, {"backward_calls_without_clearing": self.streak}, count=self.streak)
+            self._count(ev.where, "optimizer")
         else:
             self.streak = 0
 
+    def _count(self, where: str | None, kind: str) -> None:
+        self.streak += 1
+        if self.streak >= 3 and not self.reported:
+            update, fix = _MISSING_WORDS[kind].get(self.session.lang, _MISSING_WORDS[kind]["en"])
+            self.report(where, {"backward_calls_without_clearing": self.streak, "updates": kind},
+                        count=self.streak, update=update, fix=fix)
+
+    def _manual_update(self, ev: BackwardEvent) -> None:
+        """No optimizer: weights updated by hand between two backward() calls must have had .grad cleared."""
+        if self.reported:
+            return
+        self.leaves = watched_params(_graph_leaves(ev.tensor), limit=4)
+        updated = []
+        for leaf in self.leaves:
+            ref, before = self.snapshots.get(id(leaf), (None, None))
+            if ref is not None and ref() is leaf and before is not None and not torch.equal(leaf.detach(), before):
+                updated.append(leaf)
+        if updated:
+            if all(not grad_is_clear(p) for p in updated):
+                self._count(ev.where, "manual")
+            else:
+                self.streak = 0
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        if self.session.optimizers or self.reported:
+            self.snapshots.clear()
+            return
+        self.snapshots = {id(p): (weakref.ref(p), p.detach().clone()) for p in self.leaves}
+
     def on_step(self, ev: StepEvent) -> None:
         self.stepped_since_backward = True
+
+
+def _graph_leaves(t: torch.Tensor, limit: int = 2000) -> list[torch.Tensor]:
+    """The leaf tensors that backward() from ``t`` fills (.grad), found through the autograd graph."""
+    found: list[torch.Tensor] = []
+    todo, seen = [t.grad_fn], set()
+    while todo and len(seen) < limit:
+        fn = todo.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        leaf = getattr(fn, "variable", None)
+        if isinstance(leaf, torch.Tensor):
+            found.append(leaf)
+        else:
+            todo.extend(nxt for nxt, _ in fn.next_functions)
+    return found
 
 
 @register
