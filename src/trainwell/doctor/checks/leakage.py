@@ -14,6 +14,8 @@ nothing with the training data (the overlapping one is then a training-set metri
 
 from __future__ import annotations
 
+import itertools
+import weakref
 from typing import Any
 
 import torch
@@ -89,15 +91,18 @@ class SplitLeakage(Check):
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.hash = _Hasher()
-        self.train: dict[int, set[int]] = {}  # id(model) -> fingerprints of its training inputs
+        self.train: dict[int, set[int]] = {}  # model number -> fingerprints of its training inputs
         self.train_size = 0
-        # id(model) -> its no_grad rounds (calls with no backward() between them): [backward count, step, calls]
+        # model number -> its no_grad rounds (calls with no backward() between them): [backward count, step, calls]
         self.rounds: dict[int, list[list[int]]] = {}
         self.evaluated: list[tuple[int, int, Any, list[int]]] = []  # (model, round, source, fingerprints)
         self.eval_size = 0
         self.pending: list[tuple[int, Any, torch.Tensor, int]] = []  # (model, round or None = training, hashes, shape)
         self.pending_rows = 0
-        self.trained: dict[int, tuple[int, bool]] = {}  # id(model) -> (step, is trained)
+        self.trained: dict[int, tuple[int, bool]] = {}  # model number -> (step, is trained)
+        # A number per model that is never reused (ids are, once a model is freed: k-fold runs build one per fold).
+        self.numbers: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
+        self.counter = itertools.count()
         self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
         self.where: str | None = None
 
@@ -111,12 +116,14 @@ class SplitLeakage(Check):
         x = _first_batch_tensor(ev.inputs)
         if x is None or not self.session.has_parameters(ev.module):
             return
-        model = id(ev.module)
+        model = self.numbers.get(ev.module)
+        if model is None:
+            model = self.numbers[ev.module] = next(self.counter)
         if ev.grad_enabled:
             if self.train_size < MAX_TRAIN:
                 self._add(model, None, x)
             return
-        if not self._is_trained(ev.module) or self.eval_size >= MAX_EVAL:
+        if not self._is_trained(ev.module, model) or self.eval_size >= MAX_EVAL:
             return
         rounds = self.rounds.setdefault(model, [])
         s = self.session
@@ -131,11 +138,11 @@ class SplitLeakage(Check):
         self.pending.append((model, evaluation, self.hash(x), hash(tuple(x.shape[1:]))))
         self.pending_rows += x.shape[0]
 
-    def _is_trained(self, model: nn.Module) -> bool:
-        step, known = self.trained.get(id(model), (-1, False))
+    def _is_trained(self, model: nn.Module, number: int) -> bool:
+        step, known = self.trained.get(number, (-1, False))
         if step != self.session.step:
             known = self.session.is_trained(model)
-            self.trained[id(model)] = (self.session.step, known)
+            self.trained[number] = (self.session.step, known)
         return known
 
     @sampled_only

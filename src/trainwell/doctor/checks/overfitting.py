@@ -92,7 +92,7 @@ class Overfitting(Check):
         t_then, t_now = train[rounds[best]], train[rounds[-1]]
         last = val[-MIN_RISES:]
         # Risen for good, not noise around a plateau: the last evaluations all clearly above the best one.
-        if len(after) < MIN_RISES or rises < MIN_RISES or not val[best] > 0 or min(last) < 1.05 * val[best] \
+        if len(after) < MIN_RISES or rises < max(MIN_RISES, 0.4 * len(after)) or not val[best] > 0 or min(last) < 1.05 * val[best] \
                 or sum(last) / len(last) < 1.1 * val[best]:
             return False
         if t_then is None or t_now is None or not t_now < 0.95 * t_then:
