@@ -33,7 +33,7 @@ MAX_PENDING = 200_000  # rows waiting to be read back
 
 def _first_batch_tensor(inputs: tuple[Any, ...]) -> torch.Tensor | None:
     x = inputs[0] if inputs else None
-    if isinstance(x, torch.Tensor) and x.ndim >= 2 and x.shape[0] > 0 and x[0].numel() > 0 and not x.is_complex():
+    if isinstance(x, torch.Tensor) and x.ndim >= 2 and x.numel() > 0 and not x.is_complex():
         return x
     return None
 
@@ -57,7 +57,7 @@ class _Hasher:
             weights = torch.randint(1, 2**31 - 1, (len(idx),), generator=g, dtype=torch.int64) * 2 + 1
             self.cache[key] = (idx.to(flat.device), weights.to(flat.device))
         idx, weights = self.cache[key]
-        cols = flat.index_select(1, idx)
+        cols = flat if len(idx) == n else flat.index_select(1, idx)  # small samples: every element
         if cols.is_floating_point():
             cols = cols.contiguous().view(_BITS[cols.element_size()])  # the exact bits: same sample, same number
         return (cols.long() * weights).sum(1)

@@ -2,7 +2,8 @@
 
 Judged from the class targets of the losses that ``backward()`` is then called on (cross-entropy /
 NLL with one label per sample, binary cross-entropy with 0 / 1 targets): each batch's smallest and
-largest label, reduced on the device every step and read back together on sampled steps.
+largest label. Other steps only keep the targets (a reference, no device work); they are reduced and
+read back together on sampled steps.
 Sorted data shows three things together: most batches hold a single class, several different classes
 come as such pure batches, and a pure batch is followed by another of the same class (runs, not an
 alternation such as a GAN's real / fake batches). Shuffled data with the same class frequencies would
@@ -45,31 +46,30 @@ class DataNotShuffled(Check):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.pending: list[tuple[torch.Tensor, int]] = []  # ((min, -max), count) of each loss's class targets
-        self.unread: list[tuple[int, torch.Tensor, int]] = []  # per backward: (backward count, (min, -max), count)
+        self.pending: list[torch.Tensor] = []  # class targets of the losses since the last backward()
+        # Per backward: (backward count, [(targets, their version)]): kept, not computed, until a sampled step.
+        self.unread: list[tuple[int, list[tuple[torch.Tensor, int]]]] = []
         self.batches: list[tuple[int, int | None]] = []  # (backward count, its class if the batch is pure)
         self.counts: dict[int, int] = {}  # labels seen in pure batches, per class
         self.sizes: list[int] = []
         self.where: str | None = None
         self.done = False
 
-    # Every step adds one small reduction on the device (no wait); the values are read on sampled steps,
-    # so that a class seen only between sampled steps still counts.
+    # Other steps only keep a reference to the targets (no device work); the batches are read on sampled
+    # steps, so that a class seen only between sampled steps still counts.
     def on_loss(self, ev: LossEvent) -> None:
         if self.done or not torch.is_grad_enabled():
             return
         t = _class_targets(ev)
         if t is not None and t.numel() >= MIN_BATCH:
-            lo, hi = torch.aminmax(t.reshape(-1).double())
-            self.pending.append((torch.stack([lo, -hi]), t.numel()))
+            self.pending.append(t)
             self.where = self.where or ev.where
 
     def on_backward(self, ev: BackwardEvent) -> None:
         if self.pending:
             pending, self.pending = self.pending, []
-            bounds = pending[0][0] if len(pending) == 1 else torch.stack([b for b, _ in pending]).amin(0)
-            self.unread.append((self.session.backward_count, bounds, sum(n for _, n in pending)))
-            del self.unread[:-400]
+            self.unread.append((self.session.backward_count, [(t, t._version) for t in pending]))
+            del self.unread[:-200]
         if self.session.sampled and self.unread and not self.done:
             self._read()
             if len(self.batches) >= 12:
@@ -77,10 +77,18 @@ class DataNotShuffled(Check):
 
     def _read(self) -> None:
         unread, self.unread = self.unread, []
-        device = unread[0][1].device
-        values = torch.stack([v.to(device) for _, v, _ in unread]).tolist()  # one wait for all of them
-        for (count, _, n), (lo, neg_hi) in zip(unread, values):
-            hi = -neg_hi
+        # Targets changed in place since (a reused buffer) no longer show their batch: left out.
+        kept = [(count, ts) for count, ts in unread if all(t._version == v for t, v in ts)]
+        if not kept:
+            return
+        bounds = []
+        for _, ts in kept:
+            lo, hi = torch.aminmax(torch.cat([t.reshape(-1).double() for t, _ in ts]))
+            bounds.append(torch.stack([lo, -hi]))
+        device = bounds[0].device
+        values = torch.stack([b.to(device) for b in bounds]).tolist()  # one wait for all of them
+        for (count, ts), (lo, neg_hi) in zip(kept, values):
+            hi, n = -neg_hi, sum(t.numel() for t, _ in ts)
             if lo < 0:
                 continue  # labels left out with ignore_index: this batch says nothing
             if lo != round(lo) or hi != round(hi) or hi > MAX_LABEL:
@@ -88,9 +96,9 @@ class DataNotShuffled(Check):
                 return
             pure = int(lo) if lo == hi else None
             if pure is not None:
-                self.counts[pure] = self.counts.get(pure, 0) + int(n)
+                self.counts[pure] = self.counts.get(pure, 0) + n
             self.batches.append((count, pure))
-            self.sizes.append(int(n))
+            self.sizes.append(n)
         del self.batches[:-1000], self.sizes[:-1000]
 
     def on_end(self) -> None:
