@@ -22,7 +22,6 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks.modes import _storage
 from trainwell.doctor.events import BatchEvent, ForwardEvent, StepEvent
 
 COLUMNS = 256  # elements per sample that go into its fingerprint
@@ -95,7 +94,8 @@ class SplitLeakage(Check):
         self.train_size = 0
         # model number -> its no_grad rounds (calls with no backward() between them): [backward count, step, calls]
         self.rounds: dict[int, list[list[int]]] = {}
-        self.evaluated: list[tuple[int, int, Any, list[int]]] = []  # (model, round, source, fingerprints)
+        # (model, round, source, fingerprints, those already trained on when evaluated)
+        self.evaluated: list[tuple[int, int, Any, list[int], set[int]]] = []
         self.eval_size = 0
         self.pending: list[tuple[int, Any, torch.Tensor, int]] = []  # (model, round or None = training, hashes, shape)
         self.pending_rows = 0
@@ -103,6 +103,8 @@ class SplitLeakage(Check):
         # A number per model that is never reused (ids are, once a model is freed: k-fold runs build one per fold).
         self.numbers: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
         self.counter = itertools.count()
+        # id(tensor) -> (weak reference, number); tensors compare by value, so not a WeakKeyDictionary
+        self.sources: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
         self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
         self.where: str | None = None
 
@@ -130,13 +132,24 @@ class SplitLeakage(Check):
         if not rounds or rounds[-1][0] != s.backward_count:
             rounds.append([s.backward_count, s.step, 0])
         rounds[-1][2] += 1
-        source = ("loader", batch) if batch is not None else ("tensor", _storage(x), tuple(x.shape[1:]))
+        source = ("loader", batch) if batch is not None else ("tensor", self._tensor_number(x))
         self.where = self.where or ev.where
         self._add(model, (len(rounds) - 1, source), x)
 
     def _add(self, model: int, evaluation: Any, x: torch.Tensor) -> None:
         self.pending.append((model, evaluation, self.hash(x), hash(tuple(x.shape[1:]))))
         self.pending_rows += x.shape[0]
+
+    def _tensor_number(self, x: torch.Tensor) -> int:
+        """One number per tensor that evaluation data is sliced from (it stays alive: x_val), never reused."""
+        base = x._base if x._base is not None else x
+        ref, number = self.sources.get(id(base), (None, -1))
+        if ref is None or ref() is not base:  # new, or a new tensor where a freed one was
+            number = next(self.counter)
+            self.sources[id(base)] = (weakref.ref(base), number)
+            if len(self.sources) > 10_000:  # one-off tensors (a policy's states): forget the dead ones
+                self.sources = {k: v for k, v in self.sources.items() if v[0]() is not None}
+        return number
 
     def _is_trained(self, model: nn.Module, number: int) -> bool:
         step, known = self.trained.get(number, (-1, False))
@@ -165,7 +178,10 @@ class SplitLeakage(Check):
                 seen.update(rows)
                 self.train_size += len(seen)
             else:
-                self.evaluated.append((model, *evaluation, rows))
+                # Only samples trained on *before* this evaluation count: states a policy acts on and later
+                # learns from (reinforcement learning) or pseudo-labelled data are seen in eval mode first.
+                trained = self.train.get(model, set())
+                self.evaluated.append((model, *evaluation, rows, {r for r in rows if r in trained}))
                 self.eval_size += len(rows)
 
     def _is_evaluation(self, model: int, i: int) -> bool:
@@ -182,20 +198,23 @@ class SplitLeakage(Check):
         self._read()
         units: dict[Any, set[int]] = {}
         first: dict[Any, tuple[int, list[int]]] = {}  # each source's first evaluation round: (round, fingerprints)
-        for model, i, source, rows in self.evaluated:
+        leaked: dict[Any, set[int]] = {}
+        for model, i, source, rows, before in self.evaluated:
             if not self._is_evaluation(model, i):
                 continue
             key = (model, source)
             units.setdefault(key, set()).update(rows)
+            leaked.setdefault(key, set()).update(before)
             r, kept = first.setdefault(key, (i, []))
             if r == i:
                 kept.extend(rows)
         judged: list[tuple[float, int, int]] = []
         for (model, source), seen in units.items():
             train, rows = self.train.get(model, set()), first[(model, source)][1]
+            overlap = leaked[(model, source)]
             if len(train) < 20 or len(seen) < 20 or len(set(rows)) < 0.9 * len(rows):
                 continue  # too few, or data with many identical samples
-            judged.append((len(seen & train) / len(seen), len(seen), len(train)))
+            judged.append((len(overlap) / len(seen), len(seen), len(train)))
         if not judged or min(s for s, _, _ in judged) < 0.05:
             return  # nothing evaluated, or a clean held-out set exists
         share, count, trained = max(judged)
