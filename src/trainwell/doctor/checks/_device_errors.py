@@ -205,8 +205,9 @@ def _device_misc(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
 
 _NO_CUDA: dict[str, Words] = {
     "no_driver": ("PyTorch was built with CUDA, but it found no NVIDIA driver: this machine has no NVIDIA GPU, or its "
-                  "driver is not installed (or not visible, e.g. inside a container started without GPU access). To use a GPU, "
-                  "install the driver until nvidia-smi lists it and torch.cuda.is_available() prints True.",
+                  "driver is not installed (or not visible, e.g. inside a container started without GPU access). "
+                  "To use a GPU, install the driver until nvidia-smi lists it and torch.cuda.is_available() "
+                  "prints True.",
                   "PyTorch 带有 CUDA 支持，但没有找到 NVIDIA 驱动：这台机器没有 NVIDIA GPU，或者没有安装驱动"
                   "（或驱动不可见，例如容器启动时没有开放 GPU）。要用 GPU，先装好驱动，直到 nvidia-smi 能列出 GPU、"
                   "torch.cuda.is_available() 返回 True。"),

@@ -1,4 +1,5 @@
-"""shape-mismatch / device-mismatch / cuda-unavailable / model-definition / oom: PyTorch's errors translated into plain words.
+"""shape-mismatch / device-mismatch / cuda-unavailable / model-definition / oom: PyTorch's errors translated
+into plain words.
 
 They act only in ``on_error``, after the script has already failed: the message is parsed
 (``_error_parsing``), the traceback tells which layer was running and what it received,

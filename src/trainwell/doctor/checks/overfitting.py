@@ -28,8 +28,8 @@ class Overfitting(Check):
     text = {
         "en": Text(
             title="The model is overfitting",
-            message="The validation loss was lowest at evaluation {best} ({best_loss}) and has risen since, over {after} "
-                    "more evaluations, to {last_loss}, while the training loss kept falling ({train_then} -> "
+            message="The validation loss was lowest at evaluation {best} ({best_loss}) and has risen since, over "
+                    "{after} more evaluations, to {last_loss}, while the training loss kept falling ({train_then} -> "
                     "{train_now}). The model is memorising the training data instead of learning what carries over "
                     "to new data, and every epoch after evaluation {best} makes it worse on new data.",
             fix="keep the weights of the best evaluation and stop when it stops improving (early stopping), and "
@@ -92,14 +92,15 @@ class Overfitting(Check):
         t_then, t_now = train[rounds[best]], train[rounds[-1]]
         last = val[-MIN_RISES:]
         # Risen for good, not noise around a plateau: the last evaluations all clearly above the best one.
-        if len(after) < MIN_RISES or rises < max(MIN_RISES, 0.4 * len(after)) or not val[best] > 0 or min(last) < 1.05 * val[best] \
-                or sum(last) / len(last) < 1.1 * val[best]:
+        if len(after) < MIN_RISES or rises < max(MIN_RISES, 0.4 * len(after)) or not val[best] > 0 \
+                or min(last) < 1.05 * val[best] or sum(last) / len(last) < 1.1 * val[best]:
             return False
         if t_then is None or t_now is None or not t_now < 0.95 * t_then:
             return False
-        self.report(self.where.get(key), {"validation_losses": [round(v, 4) for v in val[-50:]], "best_evaluation": best + 1,
-                                          "evaluations": len(val), "rises_after_best": rises,
-                                          "training_loss_at_best": round(t_then, 4), "training_loss_now": round(t_now, 4)},
+        self.report(self.where.get(key), {"validation_losses": [round(v, 4) for v in val[-50:]],
+                                          "best_evaluation": best + 1, "evaluations": len(val),
+                                          "rises_after_best": rises, "training_loss_at_best": round(t_then, 4),
+                                          "training_loss_now": round(t_now, 4)},
                     best=best + 1, best_loss=val[best], after=len(after), last_loss=val[-1],
                     train_then=t_then, train_now=t_now)
         return True
