@@ -85,17 +85,25 @@ def target_count(loss_fn: Any, target: Any) -> int | torch.Tensor:
     return batch_size(target)
 
 
-def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy,
-                  device: torch.device) -> list[float | torch.Tensor] | None:
+def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy, device: torch.device, *,
+                  live: Sequence[bool] | None = None,
+                  step_samples: int | None = None) -> list[float | torch.Tensor] | None:
     """Each micro-batch's share of its global batch: the factors on their mean losses whose weighted sum, over
     this process's micro-batches and every process, is the global batch's mean loss. ``None`` when a single
-    micro-batch in a single process is the whole global batch: its mean loss is the step's."""
+    micro-batch in a single process is the whole global batch: its mean loss is the step's.
+
+    ``live[i]`` False marks a stand-in micro-batch (weight 0). ``step_samples``, the global batch's size when the
+    loader planned it, spares the processes an exchange when the loss averages over samples."""
     if len(targets) == 1 and strategy.world_size == 1:
         return None
-    counts = [target_count(loss_fn, y) for y in targets]
+    counts = [target_count(loss_fn, y) if live is None or live[i] else 0 for i, y in enumerate(targets)]
     local = sum(counts)
+    sizes = [batch_size(y) if live is None or live[i] else 0 for i, y in enumerate(targets)]
+    total: float | torch.Tensor
     if strategy.world_size == 1 and isinstance(local, int):
-        total: float | torch.Tensor = float(local)
+        total = float(local)
+    elif step_samples is not None and all(isinstance(c, int) for c in counts) and counts == sizes:
+        total = float(step_samples)  # a mean over samples: every process knows the global batch's size
     else:
         total = strategy.reduce_sum(torch.as_tensor(local, dtype=torch.float32, device=device))
     return [c / total for c in counts]
