@@ -89,12 +89,26 @@ def test_every_rank_plans_the_same_micro_batch_count_and_the_union_is_the_global
     assert [m.live for m in last] == [True, False] and last[1].indices == [whole[-1][0]]
 
 
-def test_a_stand_in_weighs_nothing_and_a_mean_over_samples_needs_no_exchange() -> None:
-    """(``_Rank`` has no reduce_sum: the global batch's size comes from the plan.)"""
-    targets = [torch.zeros(8), torch.zeros(1)]
-    shares = micro_weights(nn.MSELoss(), targets, _Rank(1, 2), torch.device("cpu"),  # type: ignore[arg-type]
-                           live=[True, False], step_samples=17)
-    assert shares == [8 / 17, 0.0]
+class _Summing(_Rank):
+    def __init__(self) -> None:
+        super().__init__(1, 2)
+        self.exchanges = 0
+
+    def reduce_sum(self, value: torch.Tensor) -> torch.Tensor:
+        self.exchanges += 1
+        return value + 9  # rank 0's 9 counted targets
+
+
+def test_a_stand_in_weighs_nothing_and_every_rank_exchanges_counts_alike() -> None:
+    """A mean over samples needs no exchange (the plan knows the global batch); counted targets always need one,
+    also on a rank whose only micro-batch is a stand-in (else the other ranks wait for it forever)."""
+    summing = _Summing()
+    mse = micro_weights(nn.L1Loss(reduction="sum"), [torch.zeros(8), torch.zeros(1)], summing, torch.device("cpu"),
+                        live=[True, False], step_samples=17)  # type: ignore[arg-type]
+    assert mse == [8 / 17, 0.0] and summing.exchanges == 0
+    only_stand_in = micro_weights(nn.CrossEntropyLoss(), [torch.zeros(1, dtype=torch.long)], summing,
+                                  torch.device("cpu"), live=[False], step_samples=1)  # type: ignore[arg-type]
+    assert summing.exchanges == 1 and float(only_stand_in[0]) == 0.0
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -104,16 +118,33 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run to the end (killing its whole process group on a timeout, so no worker is left running)."""
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+def _start(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    """End a launcher that is still running, and its workers: torchrun's agent stops its workers (each in a session
+    of its own) when it gets SIGTERM; whatever is left of its own process group is killed after that."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        finally:
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+    return proc.communicate()[0]
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run to the end; on a timeout, stop it and its workers and fail."""
+    proc = _start(cmd, env, cwd)
     try:
         out, _ = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        out, _ = proc.communicate()
-        pytest.fail(f"timed out:\n{out[-3000:]}")
+        pytest.fail(f"timed out:\n{_stop(proc)[-3000:]}")
     return subprocess.CompletedProcess(cmd, proc.returncode, out, "")
 
 
@@ -172,21 +203,17 @@ def test_two_nodes_over_c10d_end_with_the_weights_of_one(tmp_path: Path, one_pro
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = _env()
-    procs = [subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(r),
-                               "--nproc-per-node", "1", "--rdzv-backend", "c10d",
-                               "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "twonodes",
-                               "-m", "trainwell", "train", *COMMON, *CNN, "--out", str(tmp_path / "run")],
-                              env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              start_new_session=True) for r in range(2)]
+    procs = [_start([sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(r),
+                     "--nproc-per-node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
+                     "--rdzv-id", "twonodes", "-m", "trainwell", "train", *COMMON, *CNN, "--out", str(tmp_path / "run")],
+                    env, tmp_path) for r in range(2)]
     outs = []
     try:
         for p in procs:
             outs.append(p.communicate(timeout=TIMEOUT)[0])
     finally:
         for p in procs:
-            if p.poll() is None:
-                os.killpg(p.pid, 9)
-                p.wait()
+            _stop(p)
     assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-2000:] for o in outs)
     gap = _gap(_weights(one_process), _weights(tmp_path / "run"))
     assert gap <= 1e-4, f"max weight difference {gap:.3g}"
@@ -241,43 +268,57 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 
-def data():
+class Net(nn.Module):
+    """With a buffer: DDP broadcasts buffers in its forward passes, so the ranks must make matching forward calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+        self.register_buffer("scale", torch.ones(1))
+
+    def forward(self, x):
+        return self.body(x * self.scale)
+
+
+def data(n):
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(190, 6, generator=g)
+    x = torch.randn(n + 45, 6, generator=g)
     y = (x[:, 0] + x[:, 1] > 0).long() + (x[:, 2] > 1).long()
-    return TensorDataset(x[:145], y[:145]), TensorDataset(x[145:], y[145:])
+    return TensorDataset(x[:n], y[:n]), TensorDataset(x[n:], y[n:])
 
 
-def run(out):
+def run(out, n):
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
-    train, val = data()
+    model = Net()
+    train, val = data(n)
     result = trainwell.fit(model, train, val, epochs=2, batch_size=32, accumulate=2, lr=0.05, optimizer="sgd",
                            progress="none", threads=1, out=out)
     return model, result
 
 
 if __name__ == "__main__":
-    model, result = run(sys.argv[1])
+    model, result = run(sys.argv[1], int(sys.argv[3]))
     if os.environ.get("RANK", "0") == "0":
         torch.save({"model": model.state_dict(), "history": result.history}, sys.argv[2])
 '''
 
 
 @pytest.mark.slow
-def test_fit_under_torchrun_short_last_batches_and_an_odd_validation_split(tmp_path: Path) -> None:
-    """145 samples in batches of 32 over 2 processes x accumulate 2: the last batch (17) leaves rank 1 a stand-in
-    micro-batch; 45 validation samples split 23 / 22. The weights and validation figures are one process's."""
+@pytest.mark.parametrize("n", [145, 129])
+def test_fit_under_torchrun_short_last_batches_and_an_odd_validation_split(tmp_path: Path, n: int) -> None:
+    """Batches of 32 over 2 processes x accumulate 2 (micro-batches of 8). 145 samples: the last batch of 17 splits
+    9 / 8, rank 1 fills its second micro-batch with a stand-in; 129: the last batch of 1 leaves rank 1 nothing but a
+    stand-in. 45 validation samples split 23 / 22. The weights and validation figures are one process's."""
     script = tmp_path / "fit_script.py"
     script.write_text(textwrap.dedent(FIT_SCRIPT))
     done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                 str(script), str(tmp_path / "run"), str(tmp_path / "ddp.pt")], _env(), tmp_path)
+                 str(script), str(tmp_path / "run"), str(tmp_path / "ddp.pt"), str(n)], _env(), tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     sys.path.insert(0, str(tmp_path))
     try:
         import fit_script  # type: ignore[import-not-found]
 
-        model, result = fit_script.run(str(tmp_path / "single"))
+        model, result = fit_script.run(str(tmp_path / "single"), n)
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("fit_script", None)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-OpenRun = Callable[[argparse.Namespace, Any], "tuple[Any, Path, bool]"]
+OpenRun = Callable[[argparse.Namespace, Any], "tuple[Any, Path, bool] | None"]
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -31,7 +31,10 @@ def launch(args: argparse.Namespace) -> int:
         raise TrainwellError(f"--nproc must be at least 1 and --max-restarts at least 0 (got {args.nproc}, "
                              f"{args.max_restarts}).", fix="e.g. --nproc 2 --max-restarts 1")
     console = Console(stderr=True)
-    config, run_dir, existed = open_run(args, console)
+    opened = open_run(args, console)
+    if opened is None:  # a finished run: nothing to do
+        return 0
+    config, run_dir, existed = opened
     if not args.resume:
         save_yaml(config, run_dir / "config.yaml")  # what every worker reads
     argv = ["--standalone", "--nproc-per-node", str(args.nproc), "--max-restarts", str(args.max_restarts),
@@ -66,10 +69,10 @@ def _report_failure(error: Any) -> int:
     return 1
 
 
-def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tuple[Any, Path, bool, bool]:
-    """(config, run folder, whether --out existed, whether to resume). Alone: ``open_run``. Under torchrun: rank 0
-    opens the folder (a new one, or --resume's) and tells the others; a group torchrun restarted after a failure
-    continues the folder of ``--out``."""
+def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tuple[Any, Path, bool, bool] | None:
+    """(config, run folder, whether --out existed, whether to resume), or None for a finished run. Alone:
+    ``open_run``. Under torchrun: rank 0 opens the folder (a new one, or --resume's) and tells the others; a group
+    torchrun restarted after a failure continues the folder of ``--out``."""
     from trainwell._errors import TrainwellError
     from trainwell.app.configure import resolve
     from trainwell.config import load_run_config
@@ -77,8 +80,8 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
     from trainwell.engine.device import resolve_device
 
     if not distributed.is_distributed():
-        config, run_dir, existed = open_run(args, console)
-        return config, run_dir, existed, bool(args.resume)
+        opened = open_run(args, console)
+        return None if opened is None else (*opened, bool(args.resume))
     out = Path(args.out).expanduser() if args.out else None
     if distributed.restarted() and out is not None and (out / "config.yaml").is_file():
         return load_run_config(out), out, True, True
@@ -86,23 +89,21 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
     config = load_run_config(Path(args.resume)) if args.resume else \
         resolve(file=Path(args.config) if args.config else None, flags=_flags(args), sets=args.set)
     distributed.init(distributed.device_for(resolve_device(config.device)))
-    outcome: tuple[str, bool] | int
+    # rank 0's folder and whether --out existed, None for a finished run, or the exit code of its error
+    outcome: tuple[str, bool] | int | None = None
     if distributed.env_rank() == 0:
         try:
-            config, run_dir, existed = open_run(args, console)
-            outcome = (str(run_dir), existed)
-        except SystemExit as e:  # a finished run: nothing to do
-            outcome = int(e.code or 0)
+            opened = open_run(args, console)
         except TrainwellError as e:
-            outcome = e.exit_code
-            distributed.broadcast(outcome)
+            distributed.broadcast(e.exit_code)
             raise
-    else:
-        outcome = 0
+        if opened is not None:
+            config, run_dir, existed = opened
+            outcome = (str(run_dir), existed)
     outcome = distributed.broadcast(outcome)
     if isinstance(outcome, int):
-        raise SystemExit(outcome)
-    return config, Path(outcome[0]), outcome[1], bool(args.resume)
+        raise SystemExit(outcome)  # rank 0 explains the error
+    return None if outcome is None else (config, Path(outcome[0]), outcome[1], bool(args.resume))
 
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:

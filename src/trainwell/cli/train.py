@@ -83,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
     return _train(args)
 
 
-def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool]:
+def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] | None:
     """The run's config and folder from the options: a new folder (``--out`` or a fresh name), or the folder
-    ``--resume`` continues. Returns (config, folder, whether ``--out`` existed already). A finished run raises
-    ``SystemExit(0)`` after saying so."""
+    ``--resume`` continues. Returns (config, folder, whether ``--out`` existed already), or None for a finished
+    run (after saying so)."""
     from trainwell._errors import TrainwellError
     from trainwell.app.configure import resolve
     from trainwell.config import load_run_config
@@ -102,7 +102,7 @@ def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool]:
         config = load_run_config(run_dir)
         if _finished(console, run_dir, config.train.epochs):
             print(run_dir)
-            raise SystemExit(0)
+            return None
         return config, run_dir, True
     from trainwell.engine.run_folder import default_name, new_run_dir
 
@@ -131,7 +131,10 @@ def _train(args: argparse.Namespace) -> int:
     else:
         from trainwell.cli.launch import shared_run
 
-        config, run_dir, existed, resuming = shared_run(args, console, open_run)
+        opened = shared_run(args, console, open_run)
+        if opened is None:
+            return 0
+        config, run_dir, existed, resuming = opened
     from trainwell.app.run import train_from_config
 
     import torch

@@ -71,17 +71,28 @@ def group_steps(micro_batches: Iterator[tuple[MicroBatch | None, Any]],
         yield group
 
 
+def _counted_by(loss_fn: Any, target: Any) -> str:
+    """What ``loss_fn``'s mean over ``target`` divides by: ``"targets"``, ``"elements"`` or ``"samples"`` (from the
+    loss and the target's type alone, so every process decides alike)."""
+    if isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss)) and loss_fn.reduction == "mean" \
+            and isinstance(target, torch.Tensor) and not target.is_floating_point():
+        return "targets"
+    if isinstance(loss_fn, _ELEMENTWISE) and loss_fn.reduction == "mean" and isinstance(target, torch.Tensor):
+        return "elements"
+    return "samples"
+
+
 def target_count(loss_fn: Any, target: Any) -> int | torch.Tensor:
     """What ``loss_fn``'s mean over ``target`` divides by (see the module's docstring); a device tensor when
     it depends on the targets' values, so counting never waits for the device."""
-    if isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss)) and loss_fn.reduction == "mean" \
-            and isinstance(target, torch.Tensor) and not target.is_floating_point():
+    kind = _counted_by(loss_fn, target)
+    if kind == "targets":
         counted = target != loss_fn.ignore_index
         if loss_fn.weight is None:
             return counted.sum()
         return (loss_fn.weight[target.clamp(min=0)] * counted).sum()
-    if isinstance(loss_fn, _ELEMENTWISE) and loss_fn.reduction == "mean" and isinstance(target, torch.Tensor):
-        return target.numel()
+    if kind == "elements":
+        return int(target.numel())
     return batch_size(target)
 
 
@@ -98,13 +109,12 @@ def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy, devi
         return None
     counts = [target_count(loss_fn, y) if live is None or live[i] else 0 for i, y in enumerate(targets)]
     local = sum(counts)
-    sizes = [batch_size(y) if live is None or live[i] else 0 for i, y in enumerate(targets)]
     total: float | torch.Tensor
     if strategy.world_size == 1 and isinstance(local, int):
         total = float(local)
-    elif step_samples is not None and all(isinstance(c, int) for c in counts) and counts == sizes:
+    elif step_samples is not None and all(_counted_by(loss_fn, y) == "samples" for y in targets):
         total = float(step_samples)  # a mean over samples: every process knows the global batch's size
-    else:
+    else:  # every process decides alike (a stand-in's target has the type of a real one), so all exchange
         total = strategy.reduce_sum(torch.as_tensor(local, dtype=torch.float32, device=device))
     return [c / total for c in counts]
 
