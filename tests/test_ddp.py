@@ -111,6 +111,52 @@ def test_a_stand_in_weighs_nothing_and_every_rank_exchanges_counts_alike() -> No
     assert summing.exchanges == 1 and float(only_stand_in[0]) == 0.0
 
 
+def test_accuracy_adds_up_every_rank_including_one_that_saw_nothing() -> None:
+    from trainwell.engine.trainer import Accuracy
+
+    out, y = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]), torch.tensor([0, 1, 1])
+    whole = Accuracy()
+    whole.update(out, y)
+    ranks = [Accuracy(), Accuracy(), Accuracy()]
+    ranks[0].update(out[:2], y[:2])
+    ranks[1].update(out[2:], y[2:])  # ranks[2] evaluated no sample
+    shares = [(int(m.correct), m.n, m.applies) for m in ranks]
+    for m in ranks:
+        m.combine(_Fixed([((c, n, a), {}) for c, n, a in shares]))
+        assert m.compute() == whole.compute() == {"accuracy": 2 / 3}
+
+
+def test_the_verification_metric_gathers_every_rank_in_the_split_order() -> None:
+    from trainwell.verification.metric import VerificationMetric
+
+    g = torch.Generator().manual_seed(0)
+    e, y = torch.randn(10, 4, generator=g), torch.tensor([0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    whole = VerificationMetric(20, 0)
+    for b in (slice(0, 4), slice(4, 8), slice(8, 10)):  # evaluation batches of 4
+        whole.update(e[b], y[b])
+    ranks = [VerificationMetric(20, 0), VerificationMetric(20, 0)]
+    for start, stop in ((0, 4), (4, 8), (8, 10)):  # each batch split 2 / 2, the last 1 / 1
+        half = (start + stop + 1) // 2
+        ranks[0].update(e[start:half], y[start:half])
+        ranks[1].update(e[half:stop], y[half:stop])
+    shares = [(m.embeddings, m.labels) for m in ranks]
+    ranks[0].combine(_Fixed(shares))
+    assert torch.equal(torch.cat(ranks[0].embeddings), e) and torch.equal(torch.cat(ranks[0].labels), y)
+    assert ranks[0].compute() == whole.compute()
+
+
+class _Fixed:
+    """A fake exchange whose ``gather`` returns the given values of every rank."""
+
+    world_size = 2
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+
+    def gather(self, value: Any) -> list[Any]:
+        return self.values
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
     env["PYTHONPATH"] = os.pathsep.join([SRC, *extra.pop("PYTHONPATH", "").split(os.pathsep)]).rstrip(os.pathsep)
@@ -248,14 +294,23 @@ def test_a_killed_worker_restarts_the_group_from_the_last_checkpoint(tmp_path: P
 
 
 @pytest.mark.slow
-def test_a_worker_that_raises_stops_the_group_with_its_traceback_shown_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("launcher", ["--nproc", "torchrun"])
+def test_a_worker_that_raises_stops_the_group_with_its_traceback_shown_once(tmp_path: Path, launcher: str) -> None:
+    """The failing worker writes its traceback to torchrun's error file instead of its stderr; the launcher (ours,
+    or torchrun's own failure summary) shows it once, and the other worker is stopped without a traceback."""
     (tmp_path / "faulty.py").write_text(FAULTY)
-    done = _train([*COMMON, "--model", "faulty:Net", "--nproc", "2", "--out", "run"], tmp_path,
-                  PYTHONPATH=str(tmp_path), TW_RAISE_AT="3")
-    assert done.returncode == 1, done.stdout[-3000:]
+    args = [*COMMON, "--model", "faulty:Net", "--out", "run"]
+    if launcher == "--nproc":
+        done = _train([*args, "--nproc", "2"], tmp_path, PYTHONPATH=str(tmp_path), TW_RAISE_AT="3")
+        assert done.returncode == 1, done.stdout[-3000:]
+        assert done.stdout.count("Traceback (most recent call last)") == 1, done.stdout[-5000:]
+    else:
+        done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                     "-m", "trainwell", "train", *args], _env(PYTHONPATH=str(tmp_path), TW_RAISE_AT="3"), tmp_path)
+        assert done.returncode != 0, done.stdout[-3000:]
     assert done.stdout.count("RuntimeError: boom-from-rank-1") == 1, done.stdout[-5000:]
-    assert done.stdout.count("Traceback (most recent call last)") == 1, done.stdout[-5000:]
-    assert not (tmp_path / "run").exists()  # failed before its first checkpoint: nothing left behind
+    assert 'raise RuntimeError("boom-from-rank-1")' in done.stdout  # the traceback itself, not just its last line
+    assert not (tmp_path / "run").exists() or launcher == "torchrun"  # --nproc: nothing left before a checkpoint
 
 
 FIT_SCRIPT = '''
