@@ -157,6 +157,14 @@ class _Fixed:
         return self.values
 
 
+def test_max_restarts_without_nproc_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from trainwell.cli import main
+
+    assert main(["train", "--max-restarts", "1", "--out", str(tmp_path / "run")]) == 2
+    assert "--max-restarts restarts the workers that --nproc starts" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
     env["PYTHONPATH"] = os.pathsep.join([SRC, *extra.pop("PYTHONPATH", "").split(os.pathsep)]).rstrip(os.pathsep)

@@ -117,6 +117,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``batch_size`` batch (the samples of one optimizer step) in N micro-batches of ``batch_size / N`` with the
     same gradient (a ``DataLoader`` of your own yields the micro-batches: N of them make a step);
     ``compile=True`` runs the model through ``torch.compile`` (the returned model and checkpoints stay plain).
+    Under torchrun (``WORLD_SIZE`` > 1) the same call trains with DDP: each process reads its share of every
+    ``batch_size`` batch, rank 0 alone prints and writes ``out``, and the training is that of one process
+    (see docs/SCALE.md).
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]

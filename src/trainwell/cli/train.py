@@ -75,11 +75,14 @@ def run(args: argparse.Namespace) -> int:
         from trainwell.cli.launch import launch
 
         return launch(args)
-    if args.into:
-        from trainwell._errors import TrainwellError
+    from trainwell._errors import TrainwellError
 
+    if args.into:
         raise TrainwellError("--into is for the workers that `trainwell train --nproc` starts.",
                              fix="use --out DIR for a new run, or --resume DIR to continue one")
+    if args.max_restarts:
+        raise TrainwellError("--max-restarts restarts the workers that --nproc starts; a single process has none.",
+                             fix="add --nproc N (under plain torchrun, give torchrun its own --max-restarts)")
     return _train(args)
 
 
