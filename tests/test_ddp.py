@@ -192,11 +192,11 @@ def _stop(proc: subprocess.Popen[str]) -> str:
     return proc.communicate()[0]
 
 
-def _run(cmd: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
     """Run to the end; on a timeout, stop it and its workers and fail."""
     proc = _start(cmd, env, cwd)
     try:
-        out, _ = proc.communicate(timeout=TIMEOUT)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         pytest.fail(f"timed out:\n{_stop(proc)[-3000:]}")
     return subprocess.CompletedProcess(cmd, proc.returncode, out, "")
@@ -392,3 +392,16 @@ def test_fit_under_torchrun_short_last_batches_and_an_odd_validation_split(tmp_p
         assert mine["val_loss"] == pytest.approx(theirs["val_loss"], abs=1e-6)
         assert mine["val_accuracy"] == theirs["val_accuracy"]
         assert mine["train_loss"] == pytest.approx(theirs["train_loss"], abs=1e-6)
+
+
+@pytest.mark.slow
+def test_when_rank_0_cannot_create_the_folder_every_rank_stops(tmp_path: Path) -> None:
+    """fit(out=...) on a folder that is not empty: rank 0 refuses it, and rank 1 stops too instead of waiting."""
+    script = tmp_path / "fit_script.py"
+    script.write_text(textwrap.dedent(FIT_SCRIPT))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "taken.txt").write_text("")
+    done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                 str(script), str(tmp_path / "run"), str(tmp_path / "ddp.pt"), "145"], _env(), tmp_path, timeout=90)
+    assert done.returncode != 0
+    assert "already exists and is not empty" in done.stdout and "rank 0 failed" in done.stdout, done.stdout[-3000:]

@@ -163,7 +163,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         from trainwell.app.run import folder_callbacks
         from trainwell.engine.run_folder import new_run_dir
 
-        run_dir = Path(distributed.broadcast(str(new_run_dir(str(out), "fit")) if main else None))
+        run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit"))
         cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
                                 extra={"config": _fit_config(locals())}, main=main)
     else:

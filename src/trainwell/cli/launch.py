@@ -73,7 +73,6 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
     """(config, run folder, whether --out existed, whether to resume), or None for a finished run. Alone:
     ``open_run``. Under torchrun: rank 0 opens the folder (a new one, or --resume's) and tells the others; a group
     torchrun restarted after a failure continues the folder of ``--out``."""
-    from trainwell._errors import TrainwellError
     from trainwell.app.configure import resolve
     from trainwell.config import load_run_config
     from trainwell.engine import distributed
@@ -89,21 +88,8 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
     config = load_run_config(Path(args.resume)) if args.resume else \
         resolve(file=Path(args.config) if args.config else None, flags=_flags(args), sets=args.set)
     distributed.init(distributed.device_for(resolve_device(config.device)))
-    # rank 0's folder and whether --out existed, None for a finished run, or the exit code of its error
-    outcome: tuple[str, bool] | int | None = None
-    if distributed.env_rank() == 0:
-        try:
-            opened = open_run(args, console)
-        except TrainwellError as e:
-            distributed.broadcast(e.exit_code)
-            raise
-        if opened is not None:
-            config, run_dir, existed = opened
-            outcome = (str(run_dir), existed)
-    outcome = distributed.broadcast(outcome)
-    if isinstance(outcome, int):
-        raise SystemExit(outcome)  # rank 0 explains the error
-    return None if outcome is None else (config, Path(outcome[0]), outcome[1], bool(args.resume))
+    opened = distributed.on_rank0(lambda: open_run(args, console))  # the others learn rank 0's folder
+    return None if opened is None else (*opened, bool(args.resume))
 
 
 def _flags(args: argparse.Namespace) -> dict[str, Any]:

@@ -9,12 +9,15 @@ run distributed. Every helper here is a no-op (or the identity) in a single proc
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
 if TYPE_CHECKING:
     from trainwell.engine.strategy import Strategy
+
+T = TypeVar("T")
 
 
 def world_size_from_env() -> int:
@@ -79,6 +82,27 @@ def broadcast(value: Any) -> Any:
     box = [value]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def on_rank0(make: Callable[[], T]) -> T:
+    """``make()`` run by rank 0 alone (creating the run folder), its result handed to every rank. When it raises,
+    rank 0 raises its error and the others a ``TrainwellError`` saying so, instead of waiting for rank 0 forever."""
+    if not active():
+        return make()
+    if env_rank() != 0:
+        outcome = broadcast(None)
+        if outcome[0] == "failed":
+            from trainwell._errors import TrainwellError
+
+            raise TrainwellError(f"rank 0 failed: {outcome[1]}")
+        return outcome[1]  # type: ignore[no-any-return]
+    try:
+        value = make()
+    except BaseException as e:
+        broadcast(("failed", f"{type(e).__name__}: {e}"))
+        raise
+    broadcast(("done", value))
+    return value
 
 
 def barrier() -> None:
