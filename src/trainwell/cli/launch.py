@@ -46,6 +46,10 @@ def launch(args: argparse.Namespace) -> int:
     # Each restarted group gets a store of its own: with the rendezvous store shared (torch's default), a restarted
     # group can read the addresses its dead predecessors left there and fail to connect (pytorch/pytorch#135712).
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
+    # torchrun would give each worker OMP_NUM_THREADS=1; trainwell's default is the usable cores / the workers.
+    from trainwell.machine import usable_cores
+
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(usable_cores() // args.nproc, 1)))
     try:
         torchrun(argv)
     except ChildFailedError as e:

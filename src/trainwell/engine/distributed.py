@@ -43,7 +43,14 @@ def restarted() -> bool:
 def device_for(requested: torch.device) -> torch.device:
     """One CUDA device per local worker (``cuda:LOCAL_RANK``); any other device is used as it is."""
     if requested.type == "cuda" and is_distributed():
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        if local >= torch.cuda.device_count():
+            from trainwell._errors import TrainwellError
+
+            raise TrainwellError(f"Worker {local} on this machine needs its own GPU, but {torch.cuda.device_count()} "
+                                 "are visible.", fix=f"start at most {torch.cuda.device_count()} processes per machine "
+                                                     "(--nproc / --nproc-per-node), or train on the CPU (--device cpu)")
+        device = torch.device("cuda", local)
         torch.cuda.set_device(device)
         return device
     return requested
