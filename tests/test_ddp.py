@@ -405,3 +405,12 @@ def test_when_rank_0_cannot_create_the_folder_every_rank_stops(tmp_path: Path) -
                  str(script), str(tmp_path / "run"), str(tmp_path / "ddp.pt"), "145"], _env(), tmp_path, timeout=90)
     assert done.returncode != 0
     assert "already exists and is not empty" in done.stdout and "rank 0 failed" in done.stdout, done.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_nproc_1_trains_in_one_torchrun_worker(tmp_path: Path) -> None:
+    """The single worker (WORLD_SIZE 1) still trains into its launcher's folder, in one process."""
+    done = _train([*COMMON, *CNN, "--epochs", "1", "--nproc", "1", "--out", "run"], tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["world_size"], summary["backend"], summary["epochs"]) == (1, None, 1)

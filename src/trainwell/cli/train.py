@@ -65,9 +65,9 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trainwell.engine.distributed import is_distributed
+    from trainwell.engine.distributed import under_torchrun
 
-    if is_distributed():
+    if under_torchrun():
         from trainwell.cli.launch import worker
 
         return worker(args, _train)

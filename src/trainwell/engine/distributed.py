@@ -30,6 +30,11 @@ def is_distributed() -> bool:
     return world_size_from_env() > 1
 
 
+def under_torchrun() -> bool:
+    """Whether torchrun started this process (also as the only worker: ``--nproc 1``)."""
+    return "TORCHELASTIC_RUN_ID" in os.environ or is_distributed()
+
+
 def env_rank() -> int:
     """This worker's global rank from torchrun's environment (0 outside torchrun): known before any set-up."""
     return int(os.environ.get("RANK", "0") or 0)
