@@ -343,6 +343,17 @@ class Net(nn.Module):
         return self.body(x * self.scale)
 
 
+class ScaledCE(nn.Module):
+    """Cross-entropy on logits times a learned scale: a loss with a parameter of its own, outside DDP's module."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+
+    def forward(self, logits, y):
+        return nn.functional.cross_entropy(logits * self.scale, y)
+
+
 def data(n):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(n + 45, 6, generator=g)
@@ -354,15 +365,16 @@ def run(out, n):
     torch.manual_seed(0)
     model = Net()
     train, val = data(n)
-    result = trainwell.fit(model, train, val, epochs=2, batch_size=32, accumulate=2, lr=0.05, optimizer="sgd",
-                           progress="none", threads=1, out=out)
-    return model, result
+    loss = ScaledCE() if n == 145 else nn.CrossEntropyLoss()
+    result = trainwell.fit(model, train, val, loss=loss, epochs=2, batch_size=32, accumulate=2, lr=0.05,
+                           optimizer="sgd", progress="none", threads=1, out=out)
+    return model, loss, result
 
 
 if __name__ == "__main__":
-    model, result = run(sys.argv[1], int(sys.argv[3]))
-    if os.environ.get("RANK", "0") == "0":
-        torch.save({"model": model.state_dict(), "history": result.history}, sys.argv[2])
+    model, loss, result = run(sys.argv[1], int(sys.argv[3]))
+    torch.save({"model": model.state_dict(), "loss": loss.state_dict(), "history": result.history},
+               f"{sys.argv[2]}.{os.environ.get('RANK', '0')}")
 '''
 
 
@@ -370,8 +382,9 @@ if __name__ == "__main__":
 @pytest.mark.parametrize("n", [145, 129])
 def test_fit_under_torchrun_short_last_batches_and_an_odd_validation_split(tmp_path: Path, n: int) -> None:
     """Batches of 32 over 2 processes x accumulate 2 (micro-batches of 8). 145 samples: the last batch of 17 splits
-    9 / 8, rank 1 fills its second micro-batch with a stand-in; 129: the last batch of 1 leaves rank 1 nothing but a
-    stand-in. 45 validation samples split 23 / 22. The weights and validation figures are one process's."""
+    9 / 8, rank 1 fills its second micro-batch with a stand-in, and the loss has a learned scale; 129: the last
+    batch of 1 leaves rank 1 nothing but a stand-in, and cross-entropy counts its targets across processes. 45
+    validation samples split 23 / 22. The weights and validation figures are one process's."""
     script = tmp_path / "fit_script.py"
     script.write_text(textwrap.dedent(FIT_SCRIPT))
     done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
@@ -381,13 +394,16 @@ def test_fit_under_torchrun_short_last_batches_and_an_odd_validation_split(tmp_p
     try:
         import fit_script  # type: ignore[import-not-found]
 
-        model, result = fit_script.run(str(tmp_path / "single"), n)
+        model, loss, result = fit_script.run(str(tmp_path / "single"), n)
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("fit_script", None)
-    ddp: dict[str, Any] = torch.load(tmp_path / "ddp.pt", weights_only=False)
-    gap = _gap(model.state_dict(), ddp["model"])
+    ddp: dict[str, Any] = torch.load(tmp_path / "ddp.pt.0", weights_only=False)
+    other: dict[str, Any] = torch.load(tmp_path / "ddp.pt.1", weights_only=False)
+    gap = _gap({**model.state_dict(), **loss.state_dict()}, {**ddp["model"], **ddp["loss"]})
     assert gap <= 1e-5, f"max weight difference {gap:.3g}"
+    # Both ranks hold the same weights, the loss's scale included (its gradient is averaged like the model's).
+    assert _gap({**ddp["model"], **ddp["loss"]}, {**other["model"], **other["loss"]}) == 0
     for mine, theirs in zip(result.history, ddp["history"]):
         assert mine["val_loss"] == pytest.approx(theirs["val_loss"], abs=1e-6)
         assert mine["val_accuracy"] == theirs["val_accuracy"]

@@ -19,6 +19,8 @@ trainer asks the strategy, and nothing else, about processes:
   short last batch is split as evenly as it goes; lower ranks get the extra samples). The loader calls it once
   per global batch; ``largest_share(n)`` is the biggest process's share of ``n`` samples, so every process can
   plan the same number of micro-batches for a step (DDP needs the same forward/backward calls on every rank).
+- ``reduce_gradients(params)``: average over processes the gradients of parameters outside the wrapped module
+  (a loss with parameters, e.g. margin-loss class centres), once per step, as DDP does for the model's.
 - ``sync_buffers(model)``: rank 0's buffers (BatchNorm running statistics) on every process, before evaluation.
 - ``gather(value)``: every process's value, in rank order (metrics that need all outputs, e.g. a ROC AUC).
 - ``world_size``, ``rank`` and ``is_main`` (rank 0 writes the run folder).
@@ -81,6 +83,9 @@ class Strategy:
 
     def sync_buffers(self, model: nn.Module) -> None:
         """Make every process's buffers rank 0's."""
+
+    def reduce_gradients(self, params: Sequence[nn.Parameter]) -> None:
+        """Average ``params``' gradients over the processes (parameters the wrapped module does not hold)."""
 
     def gather(self, value: Any) -> list[Any]:
         """Every process's ``value``, in rank order."""
@@ -165,6 +170,18 @@ class DDP(Strategy):
         summed = torch.tensor(list(values), dtype=torch.float64, device=where)
         dist.all_reduce(summed)
         return summed.tolist()  # type: ignore[no-any-return]
+
+    def reduce_gradients(self, params: Sequence[nn.Parameter]) -> None:
+        import torch.distributed as dist
+
+        if not params:
+            return
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat)  # one exchange for all of them
+        flat /= self.world_size
+        for p, part in zip(params, flat.split([g.numel() for g in grads])):
+            p.grad = part.view_as(p).to(p.dtype)
 
     def sync_buffers(self, model: nn.Module) -> None:
         import torch.distributed as dist

@@ -237,6 +237,10 @@ class Trainer:
         # several processes it runs the plain module, so no collective waits on a process that has finished.
         self.eval_model = self.forward_model if self.strategy.world_size == 1 \
             else (torch.compile(model) if compile else model)
+        # A loss's own parameters (class centres, task weights) are outside the wrapped model: their gradients are
+        # averaged over processes by the strategy, once per step.
+        self._loss_params = [p for p in loss_fn.parameters() if p.requires_grad] \
+            if isinstance(loss_fn, nn.Module) and self.strategy.world_size > 1 else []
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
@@ -429,6 +433,7 @@ class Trainer:
             for k, v in parts.items():
                 step_parts[k] = step_parts[k] + v if k in step_parts else v
         assert step_loss is not None
+        self.strategy.reduce_gradients(self._loss_params)
         self.precision.unscale(self.optimizer)  # true gradients for clipping and for callbacks that read them
         if self.grad_clip is not None:
             nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
