@@ -84,6 +84,9 @@ class ModelConfig(_Section):
     # cnn: weights and input batches in channels_last memory format (faster convolutions on recent GPUs);
     # auto: on for the cnn on CUDA, off elsewhere. true with any other model is an error.
     channels_last: Literal["auto"] | bool = "auto"
+    # Several processes (torchrun): BatchNorm statistics over the micro-batches of every process (SyncBatchNorm,
+    # CUDA only) instead of each process's own; matters when each process's micro-batch is small. See docs/SCALE.md.
+    sync_bn: bool = False
 
     @field_validator("channels", "hidden")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, IterableDataset
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, IterableDataset
 
 from trainwell._errors import TrainwellError
 from trainwell.data.loading import EpochLoader
@@ -21,6 +21,7 @@ from trainwell.engine.device import resolve_device
 from trainwell.engine.monitor import check_mode
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.seed import seed_everything
+from trainwell.engine.strategy import Strategy
 from trainwell.engine.trainer import Accuracy, LossFn, Trainer
 from trainwell.machine import apply_threads
 
@@ -47,14 +48,33 @@ class FitResult:
 
 
 def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool, seed: int,
-               micro: int | None = None) -> Any:
-    """``batch_size`` is the global batch, yielded in micro-batches of ``micro`` samples (default: whole)."""
-    if isinstance(data, DataLoader) or data is None:
+               micro: int | None = None, strategy: Strategy | None = None) -> Any:
+    """``batch_size`` is the global batch, yielded in micro-batches of ``micro`` samples (default: whole), each
+    process reading its share of every global batch (``strategy``)."""
+    if data is None:
+        return data
+    several = strategy is not None and strategy.world_size > 1
+    if isinstance(data, DataLoader):
+        if several and not isinstance(data.sampler, DistributedSampler) \
+                and not isinstance(getattr(data.batch_sampler, "sampler", None), DistributedSampler):
+            raise TrainwellError("Under torchrun every process would read all of this DataLoader's batches: the "
+                                 "processes would train on the same samples and count each one several times.",
+                                 fix="pass the Dataset itself (trainwell gives each process its share of every "
+                                     "batch), or build the DataLoader with a DistributedSampler")
         return data
     if isinstance(data, IterableDataset):  # a stream: batched in its own order, it cannot be shuffled
+        if several:
+            raise TrainwellError("An IterableDataset cannot be split among the processes of a torchrun run: each "
+                                 "would read the whole stream.",
+                                 fix="pass a map-style Dataset (with __len__ and __getitem__), or a DataLoader "
+                                     "over a stream that yields each process its own part")
         return DataLoader(data, batch_size=micro or batch_size)
     if isinstance(data, Dataset) or hasattr(data, "__getitem__"):
-        return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed, micro_batch_size=micro)
+        return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed, micro_batch_size=micro,
+                           sharding=strategy)
+    if several:
+        raise TrainwellError("Under torchrun, trainwell cannot split an iterable of batches among the processes.",
+                             fix="pass a Dataset of (x, y) pairs instead")
     return data  # any iterable of (x, y) batches
 
 
@@ -97,6 +117,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``batch_size`` batch (the samples of one optimizer step) in N micro-batches of ``batch_size / N`` with the
     same gradient (a ``DataLoader`` of your own yields the micro-batches: N of them make a step);
     ``compile=True`` runs the model through ``torch.compile`` (the returned model and checkpoints stay plain).
+    Under torchrun (``WORLD_SIZE`` > 1) the same call trains with DDP: each process reads its share of every
+    ``batch_size`` batch, rank 0 alone prints and writes ``out``, and the training is that of one process
+    (see docs/SCALE.md).
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
@@ -110,17 +133,22 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     check_mode(mode)
     from trainwell.engine.progress import progress_callback
 
-    shown = progress_callback(progress)
+    from trainwell.engine import distributed
+
+    joined = distributed.active()  # a process group the caller set up stays; one fit() joins, it leaves
+    dev = distributed.device_for(resolve_device(device))
+    strategy = distributed.strategy_for(dev)
+    main = strategy.is_main
+    shown = progress_callback(progress if main else "none")  # only rank 0 prints
     threads = apply_threads(threads)  # the number used, as the run folder's config records it
     seed_everything(seed)
-    dev = resolve_device(device)
     model.to(dev)
     loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
     if isinstance(loss_fn, nn.Module):
         loss_fn.to(dev)
-    micro = micro_batch_size(batch_size, accumulate=accumulate)
-    train_loader = _as_loader(train_data, batch_size, True, seed, micro)
-    val_loader = _as_loader(val_data, max(256, batch_size), False, seed)
+    micro = micro_batch_size(batch_size, processes=strategy.world_size, accumulate=accumulate)
+    train_loader = _as_loader(train_data, batch_size, True, seed, micro, strategy)
+    val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=strategy)
     opt = build_optimizer(model.parameters(), optimizer, lr, weight_decay=weight_decay) \
         if isinstance(optimizer, str) else optimizer
     _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
@@ -135,9 +163,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         from trainwell.app.run import folder_callbacks
         from trainwell.engine.run_folder import new_run_dir
 
-        run_dir = new_run_dir(str(out), "fit")
+        run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit"))
         cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
-                                extra={"config": _fit_config(locals())})
+                                extra={"config": _fit_config(locals())}, main=main)
     else:
         cbs.append(_KeepSteps(kept))
     if shown is not None:
@@ -148,7 +176,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         averaged = Ema(ema)
         cbs.insert(0, averaged)
     doctor_cb = None
-    if doctor:
+    if doctor and main:
         from trainwell.doctor.callback import DoctorCallback
 
         doctor_cb = DoctorCallback(run_dir=run_dir)
@@ -158,7 +186,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
                       scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
                       metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
-                      accumulate=accumulate, compile=compile)
+                      accumulate=accumulate, strategy=strategy, compile=compile)
     state = trainer.fit()
     if ema is not None:
         averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
@@ -168,7 +196,10 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         from trainwell.report.metrics import read_steps
 
         summary = finish_run(trainer, run_dir, config=_fit_config(locals()))
+        distributed.barrier()  # rank 0 has written steps.csv
         kept = read_steps(run_dir / "steps.csv")
+    if not joined:
+        distributed.close()
     return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
                      train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
                      findings=doctor_cb.findings if doctor_cb else [])

@@ -20,7 +20,7 @@ from trainwell.engine.device import resolve_device
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.run_folder import write_json
 from trainwell.engine.seed import seed_everything
-from trainwell.engine.strategy import SingleDevice
+from trainwell.engine.strategy import Strategy
 from trainwell.engine.trainer import Trainer
 from trainwell.machine import apply_threads, loader_defaults, peak_memory, this_machine
 from trainwell.models.memory import use_channels_last
@@ -37,16 +37,27 @@ class RunResult:
 
 
 def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: int,
-                     extra: dict[str, Any]) -> list[Callback]:
+                     extra: dict[str, Any], main: bool = True) -> list[Callback]:
     """metrics.csv, steps.csv, TensorBoard events and checkpoints: what every run folder gets.
 
-    (steps.csv comes before the checkpoints: the rows up to a checkpoint's step are written before it.)
+    (steps.csv comes before the checkpoints: the rows up to a checkpoint's step are written before it.) Only the
+    ``main`` process (rank 0) writes; the others keep just the checkpointer, which joins the exchange of pending
+    losses that a checkpoint starts but writes nothing.
     """
     from trainwell.report.metrics import CsvLogger, StepsCsv, TensorBoardLogger
 
+    checkpointer = Checkpointer(run_dir / "checkpoints", every_steps=checkpoint_every, extra=extra, write=main)
+    if not main:
+        return [checkpointer]
     return [CsvLogger(run_dir / "metrics.csv"), StepsCsv(run_dir / "steps.csv"),
-            TensorBoardLogger(run_dir / "tensorboard", log_every),
-            Checkpointer(run_dir / "checkpoints", every_steps=checkpoint_every, extra=extra)]
+            TensorBoardLogger(run_dir / "tensorboard", log_every), checkpointer]
+
+
+def distributed_facts(strategy: Strategy) -> dict[str, Any]:
+    """``world_size``, ``nodes`` and ``backend`` for env.json and summary.json."""
+    from trainwell.engine.distributed import facts
+
+    return facts() if strategy.world_size > 1 else {"world_size": 1, "nodes": 1, "backend": None}
 
 
 def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
@@ -54,24 +65,27 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
 
     ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
+    from trainwell.engine.distributed import device_for, strategy_for
+
     apply_threads(config.train.threads)
     seed_everything(config.seed, config.deterministic)
     tc = config.train
-    strategy = SingleDevice()
+    device = device_for(resolve_device(config.device))
+    strategy = strategy_for(device, sync_bn=config.model.sync_bn)
+    main = strategy.is_main
     micro = micro_batch_size(tc.batch_size, processes=strategy.world_size, accumulate=tc.accumulate)
     task = get_task(config.task)
     bundle = task.build_data(config)
     model = task.build_model(config, bundle)
     loss_fn = task.build_loss(config, bundle)
-    device = resolve_device(config.device)
     model.to(device)
     use_channels_last(model, config.model.channels_last, device.type)
     loss_fn.to(device)
     pin = device.type == "cuda"
     train_loader = EpochLoader(bundle.train, batch_size=tc.batch_size, shuffle=True, seed=config.seed,
-                               micro_batch_size=micro, shard=strategy.shard,
+                               micro_batch_size=micro, sharding=strategy,
                                **_loader_options(task, config, bundle.train, pin, train=True))
-    val_loader = _eval_loader(bundle.val, config, pin, task)
+    val_loader = _eval_loader(bundle.val, config, pin, task, strategy)
     optimizer = build_optimizer(list(model.parameters()) + list(loss_fn.parameters()), tc.optimizer, tc.lr,
                                 weight_decay=tc.weight_decay, momentum=tc.momentum)
     scheduler, interval = build_scheduler(optimizer, tc.scheduler, epochs=tc.epochs,
@@ -79,17 +93,18 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
                                           step_size=tc.step_size, gamma=tc.gamma)
     train_transform, eval_transform = task.transforms(config, bundle)
     extra = {"config": config.to_dict(), "data": task.payload(config, bundle)}
-    callbacks = folder_callbacks(run_dir, checkpoint_every=tc.checkpoint_every, log_every=tc.log_every, extra=extra)
+    callbacks = folder_callbacks(run_dir, checkpoint_every=tc.checkpoint_every, log_every=tc.log_every, extra=extra,
+                                 main=main)
     from trainwell.engine.progress import progress_callback
 
-    shown = progress_callback(progress, console)
+    shown = progress_callback(progress if main else "none", console)  # only rank 0 prints
     if shown is not None:
         callbacks.insert(0, shown)
     if tc.ema is not None:
         from trainwell.engine.ema import Ema
 
         callbacks.insert(0, Ema(tc.ema))
-    if doctor:
+    if doctor and main:  # the doctor looks at rank 0's process, whose model and data are every process's
         from trainwell.doctor.callback import DoctorCallback
 
         callbacks.append(DoctorCallback(console=console, run_dir=run_dir))
@@ -101,9 +116,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         "precision": tc.precision, "accumulate": tc.accumulate, "strategy": strategy, "compile": tc.compile}
     trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
     last = run_dir / "checkpoints" / "last.pt"
-    if resume and last.is_file():
+    if resume and last.is_file():  # every process loads the same last.pt
         trainer.load_state_dict(load_checkpoint(last))
-    else:  # a new run, or one stopped before its first checkpoint: (again) from step 0, seeded alike
+    elif main:  # a new run, or one stopped before its first checkpoint: (again) from step 0, seeded alike
         if resume:
             import shutil
 
@@ -111,23 +126,26 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         save_yaml(config, run_dir / "config.yaml")
         from trainwell.env import collect_env
 
-        write_json(run_dir / "env.json", collect_env())
-    if on_ready is not None:
+        write_json(run_dir / "env.json", {**collect_env(), **distributed_facts(strategy)})
+    if on_ready is not None and main:
         on_ready(trainer, bundle)
     trainer.fit()
     summary = finish_run(trainer, run_dir, config=config.to_dict(), task=(task, bundle, config),
-                         test_loader=_eval_loader(bundle.test, config, pin, task), extra_summary={
+                         test_loader=_eval_loader(bundle.test, config, pin, task, strategy), extra_summary={
                              "data": config.data.name, "model": config.model.name, "device": str(device),
                              "split_sizes": bundle.info.get("sizes"), "label_mapping": bundle.info.get("label_mapping"),
                          })
     return RunResult(run_dir, summary, trainer)
 
 
-def _eval_loader(dataset: Any, config: Config, pin: bool, task: Task | None = None) -> EpochLoader | None:
+def _eval_loader(dataset: Any, config: Config, pin: bool, task: Task | None = None,
+                 strategy: Strategy | None = None) -> EpochLoader | None:
+    """Each process evaluates its share of every batch: every sample of the split once, over all processes."""
     if dataset is None or len(dataset) == 0:
         return None
     return EpochLoader(dataset, batch_size=max(EVAL_BATCH, config.train.batch_size), shuffle=False,
-                       seed=config.seed, **_loader_options(task, config, dataset, pin, train=False))
+                       seed=config.seed, sharding=strategy,
+                       **_loader_options(task, config, dataset, pin, train=False))
 
 
 def _loader_options(task: Task | None, config: Config, dataset: Any, pin: bool, *, train: bool) -> dict[str, Any]:
@@ -143,7 +161,11 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
                extra_summary: dict[str, Any] | None = None,
                task: tuple[Task, DataBundle, Config] | None = None) -> dict[str, Any]:
     """Evaluate the best checkpoint on the test split (and let the task add its own figures),
-    then write summary.json and report.html."""
+    then write summary.json and report.html. Every process evaluates its share; rank 0 writes."""
+    from trainwell.engine.distributed import barrier
+
+    main = trainer.strategy.is_main
+    barrier()  # rank 0 has written best.pt before anyone reads it
     st = trainer.state
     best_path = run_dir / "checkpoints" / "best.pt"
     final_weights = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -166,7 +188,7 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         **peak_memory(trainer.device),
     }
     task_sections: list[tuple[str, str]] = []
-    if task is not None:
+    if task is not None and main:  # the task's own figures come from whole splits, computed by rank 0 alone
         task_summary, task_sections = task[0].finish(trainer, task[1], task[2], run_dir)
         summary.update(task_summary)
     if test_loader is not None:
@@ -177,6 +199,9 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
     if final_loss is not None:
         trainer.loss_fn.load_state_dict(final_loss)
     summary.update(extra_summary or {})
+    summary.update(distributed_facts(trainer.strategy))
+    if not main:
+        return summary
     extra = list(task_sections)
     for cb in trainer.callbacks:  # the doctor adds its findings; any callback may add its own
         summary.update(cb.summary_entries(trainer))

@@ -17,6 +17,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint-every", type=int, metavar="STEPS", help="also save last.pt every STEPS steps")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
     p.add_argument("--no-doctor", action="store_true", help="do not run the doctor's checks during training")
+    p.add_argument("--nproc", type=int, metavar="N",
+                   help="train in N processes on this machine (one per GPU; DDP), started by torchrun's elastic agent")
+    p.add_argument("--max-restarts", type=int, default=0, metavar="K",
+                   help="with --nproc: restart the whole group up to K times after a worker fails; it resumes from "
+                        "the last checkpoint (use --checkpoint-every to lose less)")
+    # A worker started by --nproc trains into the folder its launcher created (and resumes its last.pt).
+    p.add_argument("--into", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
@@ -58,16 +65,35 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import time
+    from trainwell.engine.distributed import under_torchrun
 
-    from rich.console import Console
+    if under_torchrun():
+        from trainwell.cli.launch import worker
 
+        return worker(args, _train)
+    if args.nproc is not None:
+        from trainwell.cli.launch import launch
+
+        return launch(args)
+    from trainwell._errors import TrainwellError
+
+    if args.into:
+        raise TrainwellError("--into is for the workers that `trainwell train --nproc` starts.",
+                             fix="use --out DIR for a new run, or --resume DIR to continue one")
+    if args.max_restarts:
+        raise TrainwellError("--max-restarts restarts the workers that --nproc starts; a single process has none.",
+                             fix="add --nproc N (under plain torchrun, give torchrun its own --max-restarts)")
+    return _train(args)
+
+
+def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] | None:
+    """The run's config and folder from the options: a new folder (``--out`` or a fresh name), or the folder
+    ``--resume`` continues. Returns (config, folder, whether ``--out`` existed already), or None for a finished
+    run (after saying so)."""
     from trainwell._errors import TrainwellError
     from trainwell.app.configure import resolve
     from trainwell.config import load_run_config
 
-    started = time.perf_counter()
-    console = Console(stderr=True)
     if args.resume:
         from trainwell.engine.run_folder import check_run_dir
 
@@ -79,20 +105,45 @@ def run(args: argparse.Namespace) -> int:
         config = load_run_config(run_dir)
         if _finished(console, run_dir, config.train.epochs):
             print(run_dir)
-            return 0
-    else:
-        from trainwell.engine.run_folder import default_name, new_run_dir
+            return None
+        return config, run_dir, True
+    from trainwell.engine.run_folder import default_name, new_run_dir
 
-        config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
-        existed = config.out is not None and Path(config.out).expanduser().is_dir()
-        run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name))
-        _print_config(console, config)
+    config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
+    existed = config.out is not None and Path(config.out).expanduser().is_dir()
+    run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name))
+    _print_config(console, config)
+    return config, run_dir, existed
+
+
+def _train(args: argparse.Namespace) -> int:
+    """Train in this process: alone, or as one worker of a torchrun group (rank 0 prints and writes)."""
+    import time
+
+    from rich.console import Console
+
+    from trainwell.engine.distributed import env_rank
+
+    started = time.perf_counter()
+    console = Console(stderr=True, quiet=env_rank() != 0)
+    if args.into:  # a worker of --nproc: the launcher created the folder and saved the config
+        from trainwell.config import load_run_config
+
+        run_dir = Path(args.into)
+        config, existed, resuming = load_run_config(run_dir), True, True
+    else:
+        from trainwell.cli.launch import shared_run
+
+        opened = shared_run(args, console, open_run)
+        if opened is None:
+            return 0
+        config, run_dir, existed, resuming = opened
     from trainwell.app.run import train_from_config
 
     import torch
 
     def ready(trainer: Any, bundle: Any) -> None:
-        if args.resume:
+        if resuming and (args.resume or trainer.state.step):
             st = trainer.state
             console.print(f"Resuming [bold]{run_dir}[/] from epoch {st.epoch + 1}, step {st.step} "
                           f"(of {config.train.epochs} epochs)"
@@ -114,11 +165,11 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[yellow]skipped {bundle.info['skipped_unreadable']} unreadable image(s)[/]")
 
     try:
-        result = train_from_config(config, run_dir, resume=bool(args.resume), progress=not args.no_progress,
+        result = train_from_config(config, run_dir, resume=resuming, progress=not args.no_progress,
                                    console=console, on_ready=ready, doctor=not args.no_doctor)
     except BaseException as e:
         interrupted = isinstance(e, KeyboardInterrupt)
-        if not args.resume:
+        if not resuming and env_rank() == 0:
             from trainwell.engine.run_folder import discard_unfinished
 
             discard_unfinished(run_dir, existed, interrupted=interrupted)
@@ -131,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
             return 130
         raise
     _print_summary(console, result.summary, time.perf_counter() - started)
-    print(run_dir)
+    if env_rank() == 0:
+        print(run_dir)
     return 0
 
 

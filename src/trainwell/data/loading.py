@@ -73,7 +73,18 @@ class MicroBatch:
     indices: list[int]  # the dataset indices of its samples (this process's)
     step_samples: int  # samples of its whole global batch, every process and micro-batch together
     index: int  # its place among this process's micro-batches of the step
-    count: int  # this process's micro-batches in the step
+    count: int  # this process's micro-batches in the step (the same on every process)
+    # False for a stand-in: a process whose share of a short last batch has fewer micro-batches than another's
+    # computes one sample of the batch with weight 0 instead, so every process runs the same forward/backward calls.
+    live: bool = True
+
+
+class Sharding(Protocol):
+    """How a global batch is split among processes (``trainwell.engine.strategy.Strategy``)."""
+
+    def shard(self, indices: list[int]) -> list[int]: ...
+
+    def largest_share(self, n: int) -> int: ...
 
 
 class _Planned(Sampler[list[int]]):
@@ -93,8 +104,10 @@ class EpochLoader:
     """A DataLoader over ``dataset``, with ``set_epoch(epoch, skip_batches)``.
 
     ``batch_size`` is the global batch (one optimizer step). ``micro_batch_size`` (default: the same) is how many
-    samples each yielded batch holds: each global batch is first given to ``shard`` (the strategy's choice of this
-    process's indices; default all of them), then cut into micro-batches. ``micro_batches()`` yields each batch
+    samples each yielded batch holds: each global batch is first given to ``sharding`` (the strategy's choice of
+    this process's indices; default all of them), then cut into micro-batches; every process gets as many
+    micro-batches per step as the one with the largest share (stand-ins of weight 0 fill up, see
+    :class:`MicroBatch`). ``micro_batches()`` yields each batch
     with its :class:`MicroBatch` (its sample indices, for augmentation that follows the sample, and its step);
     iterating the loader yields the batches alone. ``skip_batches`` counts global batches.
 
@@ -106,11 +119,11 @@ class EpochLoader:
                  num_workers: int | None = None, pin_memory: bool = False, persistent_workers: bool = False,
                  prefetch_factor: int | None = None, collate_fn: Callable[[list[Any]], Any] | None = None,
                  batch_sampler: EpochBatchSampler | None = None, micro_batch_size: int | None = None,
-                 shard: Callable[[list[int]], list[int]] | None = None) -> None:
+                 sharding: Sharding | None = None) -> None:
         self.dataset = dataset
         self.batch_size = batch_size
         self.micro_batch_size = micro_batch_size or batch_size
-        self.shard = shard
+        self.sharding = sharding
         self.sampler = EpochSampler(len(dataset), shuffle=shuffle, seed=seed)  # type: ignore[arg-type]
         self.custom_batches = batch_sampler
         self.global_batches: Iterable[list[int]] = batch_sampler if batch_sampler is not None \
@@ -147,9 +160,13 @@ class EpochLoader:
         planned = []
         size = self.micro_batch_size
         for batch in self.global_batches:
-            mine = self.shard(list(batch)) if self.shard is not None else list(batch)
+            batch = list(batch)
+            mine = self.sharding.shard(batch) if self.sharding is not None else batch
             parts = [mine[i:i + size] for i in range(0, len(mine), size)]
-            planned += [MicroBatch(part, len(batch), i, len(parts)) for i, part in enumerate(parts)]
+            count = -(-self.sharding.largest_share(len(batch)) // size) if self.sharding is not None else len(parts)
+            stand_ins = [[batch[0]]] * (count - len(parts))
+            planned += [MicroBatch(part, len(batch), i, count, live=i < len(parts))
+                        for i, part in enumerate(parts + stand_ins)]
         return planned
 
     def micro_batches(self) -> Iterator[tuple[MicroBatch, Any]]:

@@ -71,32 +71,50 @@ def group_steps(micro_batches: Iterator[tuple[MicroBatch | None, Any]],
         yield group
 
 
+def _counted_by(loss_fn: Any, target: Any) -> str:
+    """What ``loss_fn``'s mean over ``target`` divides by: ``"targets"``, ``"elements"`` or ``"samples"`` (from the
+    loss and the target's type alone, so every process decides alike)."""
+    if isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss)) and loss_fn.reduction == "mean" \
+            and isinstance(target, torch.Tensor) and not target.is_floating_point():
+        return "targets"
+    if isinstance(loss_fn, _ELEMENTWISE) and loss_fn.reduction == "mean" and isinstance(target, torch.Tensor):
+        return "elements"
+    return "samples"
+
+
 def target_count(loss_fn: Any, target: Any) -> int | torch.Tensor:
     """What ``loss_fn``'s mean over ``target`` divides by (see the module's docstring); a device tensor when
     it depends on the targets' values, so counting never waits for the device."""
-    if isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss)) and loss_fn.reduction == "mean" \
-            and isinstance(target, torch.Tensor) and not target.is_floating_point():
+    kind = _counted_by(loss_fn, target)
+    if kind == "targets":
         counted = target != loss_fn.ignore_index
         if loss_fn.weight is None:
             return counted.sum()
         return (loss_fn.weight[target.clamp(min=0)] * counted).sum()
-    if isinstance(loss_fn, _ELEMENTWISE) and loss_fn.reduction == "mean" and isinstance(target, torch.Tensor):
-        return target.numel()
+    if kind == "elements":
+        return int(target.numel())
     return batch_size(target)
 
 
-def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy,
-                  device: torch.device) -> list[float | torch.Tensor] | None:
+def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy, device: torch.device, *,
+                  live: Sequence[bool] | None = None,
+                  step_samples: int | None = None) -> list[float | torch.Tensor] | None:
     """Each micro-batch's share of its global batch: the factors on their mean losses whose weighted sum, over
     this process's micro-batches and every process, is the global batch's mean loss. ``None`` when a single
-    micro-batch in a single process is the whole global batch: its mean loss is the step's."""
+    micro-batch in a single process is the whole global batch: its mean loss is the step's.
+
+    ``live[i]`` False marks a stand-in micro-batch (weight 0). ``step_samples``, the global batch's size when the
+    loader planned it, spares the processes an exchange when the loss averages over samples."""
     if len(targets) == 1 and strategy.world_size == 1:
         return None
-    counts = [target_count(loss_fn, y) for y in targets]
+    counts = [target_count(loss_fn, y) if live is None or live[i] else 0 for i, y in enumerate(targets)]
     local = sum(counts)
+    total: float | torch.Tensor
     if strategy.world_size == 1 and isinstance(local, int):
-        total: float | torch.Tensor = float(local)
-    else:
+        total = float(local)
+    elif step_samples is not None and all(_counted_by(loss_fn, y) == "samples" for y in targets):
+        total = float(step_samples)  # a mean over samples: every process knows the global batch's size
+    else:  # every process decides alike (a stand-in's target has the type of a real one), so all exchange
         total = strategy.reduce_sum(torch.as_tensor(local, dtype=torch.float32, device=device))
     return [c / total for c in counts]
 

@@ -15,10 +15,12 @@ if TYPE_CHECKING:
 class Checkpointer(Callback):
     """Saves everything needed for exact resume plus ``extra`` (config, preprocessing, classes)."""
 
-    def __init__(self, folder: Path, *, every_steps: int | None = None, extra: dict[str, Any] | None = None) -> None:
+    def __init__(self, folder: Path, *, every_steps: int | None = None, extra: dict[str, Any] | None = None,
+                 write: bool = True) -> None:
         self.folder = folder
         self.every_steps = every_steps
         self.extra = extra or {}
+        self.write = write  # False on every process but rank 0: it takes part in the state's exchange, saves nothing
 
     @property
     def last(self) -> Path:
@@ -33,10 +35,14 @@ class Checkpointer(Callback):
 
     def on_train_batch_end(self, trainer: Trainer, loss: Any) -> None:
         if self.every_steps and trainer.state.step % self.every_steps == 0:
-            atomic_save(self.payload(trainer), self.last)
+            payload = self.payload(trainer)
+            if self.write:
+                atomic_save(payload, self.last)
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         payload = self.payload(trainer)
+        if not self.write:
+            return
         atomic_save(payload, self.last)
         if row.get("is_best") or not self.best.exists():
             atomic_save(payload, self.best)

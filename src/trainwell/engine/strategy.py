@@ -16,18 +16,25 @@ trainer asks the strategy, and nothing else, about processes:
   targets of a per-token loss); ``reduce_floats(values)``: the sum over processes of host values that were read
   anyway (logged losses, evaluation sums and sample counts).
 - ``shard(indices)``: which of a global batch's sample indices this process reads (its contiguous share, so a
-  short last batch is split as evenly as it goes). The loader calls it once per global batch.
+  short last batch is split as evenly as it goes; lower ranks get the extra samples). The loader calls it once
+  per global batch; ``largest_share(n)`` is the biggest process's share of ``n`` samples, so every process can
+  plan the same number of micro-batches for a step (DDP needs the same forward/backward calls on every rank).
+- ``reduce_gradients(params)``: average over processes the gradients of parameters outside the wrapped module
+  (a loss with parameters, e.g. margin-loss class centres), once per step, as DDP does for the model's.
+- ``sync_buffers(model)``: rank 0's buffers (BatchNorm running statistics) on every process, before evaluation.
+- ``gather(value)``: every process's value, in rank order (metrics that need all outputs, e.g. a ROC AUC).
 - ``world_size``, ``rank`` and ``is_main`` (rank 0 writes the run folder).
 
-``SingleDevice`` is the one process of today. A ``DDP`` strategy implements the same methods with
-``torch.distributed`` (``DistributedDataParallel`` in ``wrap``, its ``no_sync``, ``all_reduce``), and an FSDP one
-with ``torch.distributed.fsdp.fully_shard``; the training loop does not change.
+``SingleDevice`` is one process. ``DDP`` implements the same methods with ``torch.distributed``
+(``DistributedDataParallel`` in ``wrap``, its ``no_sync``, ``all_reduce``); an FSDP one would use
+``torch.distributed.fsdp.fully_shard``; the training loop does not change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 import torch
 from torch import nn
@@ -67,7 +74,30 @@ class Strategy:
 
     def shard(self, indices: list[int]) -> list[int]:
         """This process's share of one global batch's sample indices."""
-        raise NotImplementedError
+        start, stop = share_bounds(len(indices), self.world_size, self.rank)
+        return indices[start:stop]
+
+    def largest_share(self, n: int) -> int:
+        """The most samples any process gets of a global batch of ``n``."""
+        return -(-n // self.world_size)
+
+    def sync_buffers(self, model: nn.Module) -> None:
+        """Make every process's buffers rank 0's."""
+
+    def reduce_gradients(self, params: Sequence[nn.Parameter]) -> None:
+        """Average ``params``' gradients over the processes (parameters the wrapped module does not hold)."""
+
+    def gather(self, value: Any) -> list[Any]:
+        """Every process's ``value``, in rank order."""
+        return [value]
+
+
+def share_bounds(n: int, world_size: int, rank: int) -> tuple[int, int]:
+    """Where ``rank``'s contiguous share of ``n`` samples starts and stops: ``n // world_size`` each, and one
+    more for each of the first ``n % world_size`` ranks."""
+    base, extra = divmod(n, world_size)
+    start = rank * base + min(rank, extra)
+    return start, start + base + (rank < extra)
 
 
 class SingleDevice(Strategy):
@@ -89,5 +119,80 @@ class SingleDevice(Strategy):
     def reduce_floats(self, values: Sequence[float]) -> list[float]:
         return list(values)
 
-    def shard(self, indices: list[int]) -> list[int]:
-        return indices
+
+class DDP(Strategy):
+    """One process per device under torchrun, gradients averaged by ``DistributedDataParallel``.
+
+    The process group must be joined first (``trainwell.engine.distributed.init``). ``sync_bn`` turns the model's
+    BatchNorm layers into ``SyncBatchNorm`` (statistics over the whole global micro-batch, not each process's).
+    """
+
+    def __init__(self, device: torch.device, *, sync_bn: bool = False) -> None:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            raise RuntimeError("DDP needs the process group: call trainwell.engine.distributed.init(device) first")
+        self.device = device
+        self.world_size = dist.get_world_size()
+        self.rank = dist.get_rank()
+        self.sync_bn = sync_bn
+        self.backend = str(dist.get_backend())
+
+    def wrap(self, model: nn.Module) -> nn.Module:
+        from torch.nn.parallel import DistributedDataParallel
+
+        if self.sync_bn:  # in place: the layers keep their parameters and buffers, so the optimizer's stay valid
+            nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        ids = [self.device.index] if self.device.type == "cuda" else None
+        return DistributedDataParallel(model, device_ids=ids)
+
+    def no_sync(self, module: nn.Module) -> AbstractContextManager[object]:
+        inner = getattr(module, "_orig_mod", module)  # a compiled DDP wrapper: its no_sync is the wrapper's
+        return inner.no_sync()  # type: ignore[no-any-return, operator]
+
+    @property
+    def gradient_factor(self) -> float:
+        return float(self.world_size)
+
+    def reduce_sum(self, value: torch.Tensor) -> torch.Tensor:
+        import torch.distributed as dist
+
+        value = value.clone()
+        dist.all_reduce(value)
+        return value
+
+    def reduce_floats(self, values: Sequence[float]) -> list[float]:
+        import torch.distributed as dist
+
+        if not values:
+            return []
+        where = self.device if self.backend == "nccl" else torch.device("cpu")
+        summed = torch.tensor(list(values), dtype=torch.float64, device=where)
+        dist.all_reduce(summed)
+        return summed.tolist()  # type: ignore[no-any-return]
+
+    def reduce_gradients(self, params: Sequence[nn.Parameter]) -> None:
+        import torch.distributed as dist
+
+        if not params:
+            return
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat)  # one exchange for all of them
+        flat /= self.world_size
+        for p, part in zip(params, flat.split([g.numel() for g in grads])):
+            p.grad = part.view_as(p).to(p.dtype)
+
+    def sync_buffers(self, model: nn.Module) -> None:
+        import torch.distributed as dist
+
+        for buffer in model.buffers():
+            dist.broadcast(buffer.data, src=0)
+
+    def gather(self, value: Any) -> list[Any]:
+        import torch.distributed as dist
+
+        out: list[Any] = [None] * self.world_size
+        dist.all_gather_object(out, value)
+        return out
+

@@ -75,7 +75,8 @@ class Metric(Protocol):
 
     ``direction(name)`` says, for a name ``compute`` returns, whether higher (``"max"``) or lower
     (``"min"``) is better, or ``None`` when it has no direction; a metric without the method declares
-    none, and monitoring one of its values then needs an explicit mode.
+    none, and monitoring one of its values then needs an explicit mode. Under several processes each one sees
+    its share of the split, and ``combine(strategy)`` (called before ``compute``) makes it hold everyone's.
     """
 
     def update(self, output: Any, target: Any) -> None: ...
@@ -117,6 +118,18 @@ class Accuracy:
             return {f"accuracy_{name}": value
                     for name, head in self.heads.items() for value in head.compute().values()}
         return {"accuracy": int(self.correct) / self.n} if self.applies and self.n else {}
+
+    def combine(self, strategy: Strategy) -> None:
+        """Sum the counts of every process (one exchange per evaluation; a process may have seen no batch)."""
+        mine = {name: (int(h.correct), h.n, h.applies) for name, h in self.heads.items()}
+        everyone = strategy.gather(((int(self.correct), self.n, self.applies), mine))
+        self.correct, self.n = sum(own[0] for own, _ in everyone), sum(own[1] for own, _ in everyone)
+        self.applies = all(own[2] for own, _ in everyone)
+        for name in sorted({name for _, heads in everyone for name in heads}):
+            counts = [heads[name] for _, heads in everyone if name in heads]
+            head = self.heads.setdefault(name, Accuracy())
+            head.correct, head.n = sum(c[0] for c in counts), sum(c[1] for c in counts)
+            head.applies = all(c[2] for c in counts)
 
     def direction(self, name: str) -> Literal["min", "max"] | None:
         return "max" if name == "accuracy" or name.startswith("accuracy_") else None
@@ -220,6 +233,14 @@ class Trainer:
         self.forward_model = self.strategy.wrap(model)
         if compile:
             self.forward_model = torch.compile(self.forward_model)
+        # Evaluation needs no gradient exchange, and processes may evaluate different numbers of batches: under
+        # several processes it runs the plain module, so no collective waits on a process that has finished.
+        self.eval_model = self.forward_model if self.strategy.world_size == 1 \
+            else (torch.compile(model) if compile else model)
+        # A loss's own parameters (class centres, task weights) are outside the wrapped model: their gradients are
+        # averaged over processes by the strategy, once per step.
+        self._loss_params = [p for p in loss_fn.parameters() if p.requires_grad] \
+            if isinstance(loss_fn, nn.Module) and self.strategy.world_size > 1 else []
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
@@ -276,13 +297,16 @@ class Trainer:
         self.model.eval()
         batches: list[tuple[int, list[str], list[torch.Tensor]]] = []
         metric = self.metric()
+        self.strategy.sync_buffers(self.model)  # every process evaluates rank 0's BatchNorm statistics
         with torch.inference_mode():
-            for batch in loader:
+            for planned, batch in _micro_batches(loader):
+                if planned is not None and not planned.live:
+                    continue  # a stand-in that only keeps processes in step while training
                 x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
                 if self.eval_transform is not None:
                     x = self.eval_transform(x, None)
                 with self.precision.autocast():
-                    out = call_model(self.forward_model, x)
+                    out = call_model(self.eval_model, x)
                     total, parts = split_loss(self.loss_fn(out, y))
                 values = {"loss": total, **parts}
                 batches.append((_batch_size(y), list(values), [v.detach() for v in values.values()]))
@@ -298,6 +322,8 @@ class Trainer:
         *totals, n = self.strategy.reduce_floats([*sums.values(), n])  # every process's share of the split
         sums = dict(zip(sums, totals))
         metrics = {name: value / max(n, 1) for name, value in sums.items()} or {"loss": 0.0}
+        if self.strategy.world_size > 1:
+            _combine(metric, self.strategy)
         metrics.update(metric.compute())
         return metrics
 
@@ -378,7 +404,10 @@ class Trainer:
         st = self.state
         pairs = [_split_batch(batch) for _, batch in group]
         # Each micro-batch's mean loss counts by its share of the global batch (None: it is the whole batch).
-        shares = micro_weights(self.loss_fn, [y for _, y in pairs], self.strategy, self.device)
+        first = group[0][0]
+        shares = micro_weights(self.loss_fn, [y for _, y in pairs], self.strategy, self.device,
+                               live=[m is None or m.live for m, _ in group],
+                               step_samples=first.step_samples if first is not None else None)
         factor = self.strategy.gradient_factor
         self.optimizer.zero_grad(set_to_none=True)
         step_loss: torch.Tensor | None = None
@@ -390,7 +419,7 @@ class Trainer:
             if self.train_transform is not None:
                 keys = planned.indices if planned is not None else list(range(position, position + size))
                 x = self.train_transform(x, draws.for_samples(keys))
-            position += size
+            position += size if planned is None or planned.live else 0
             exchange = i == len(group) - 1  # gradients are exchanged once, on the step's last micro-batch
             with nullcontext() if exchange else self.strategy.no_sync(self.forward_model):
                 with self.precision.autocast():
@@ -404,6 +433,7 @@ class Trainer:
             for k, v in parts.items():
                 step_parts[k] = step_parts[k] + v if k in step_parts else v
         assert step_loss is not None
+        self.strategy.reduce_gradients(self._loss_params)
         self.precision.unscale(self.optimizer)  # true gradients for clipping and for callbacks that read them
         if self.grad_clip is not None:
             nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
@@ -413,7 +443,6 @@ class Trainer:
         lr = self.lr()
         if self.scheduler is not None and self.scheduler_interval == "step":
             _step_scheduler(self.scheduler, stepped)
-        first = group[0][0]
         size = first.step_samples if first is not None else sum(_batch_size(y) for _, y in pairs)
         st.step += 1
         st.batch_in_epoch += 1
@@ -466,6 +495,17 @@ def _clean_up(trainer: Trainer, started: list[Callback], error: BaseException) -
             cb.on_exception(trainer, error)
         except BaseException as failed:  # noqa: BLE001 - the original error is the one to raise
             error.add_note(f"{type(cb).__name__}.on_exception failed as well: {type(failed).__name__}: {failed}")
+
+
+def _combine(metric: Metric, strategy: Strategy) -> None:
+    """Make ``metric`` hold every process's counts (its ``combine(strategy)``); a metric without one cannot be
+    computed over several processes' shares of a split, which is an error rather than a per-process figure."""
+    combine = getattr(metric, "combine", None)
+    if combine is None:
+        raise TypeError(f"The metric {type(metric).__name__} has no combine(strategy) method, so it cannot add up "
+                        "the shares of the evaluation data that several processes computed. Give it one (sum its "
+                        "counts with strategy.reduce_floats, or collect its outputs with strategy.gather).")
+    combine(strategy)
 
 
 def _micro_batches(loader: Iterable[Any]) -> Iterator[tuple[MicroBatch | None, Any]]:

@@ -35,6 +35,17 @@ class VerificationMetric:
         self.embeddings.append(output.detach().float().cpu())
         self.labels.append(target.detach().cpu())
 
+    def combine(self, strategy: Any) -> None:
+        """Every process's embeddings, in the split's order: each evaluation batch was split among the processes
+        in rank order, and only the last batch can leave a process without samples."""
+        everyone = strategy.gather((self.embeddings, self.labels))
+        self.embeddings, self.labels = [], []
+        for b in range(max(len(e) for e, _ in everyone)):
+            for embeddings, labels in everyone:
+                if b < len(embeddings):
+                    self.embeddings.append(embeddings[b])
+                    self.labels.append(labels[b])
+
     def compute(self) -> dict[str, float]:
         if not self.embeddings:
             return {}

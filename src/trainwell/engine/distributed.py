@@ -1,0 +1,164 @@
+"""The process group of a run under torchrun: set up from its environment, torn down at the end, and the few
+collectives the run wiring needs outside the training loop (one object from rank 0, a barrier, gathered lists).
+
+torchrun (``torch.distributed.run``) starts each worker with ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
+``LOCAL_WORLD_SIZE`` and ``MASTER_ADDR`` / ``MASTER_PORT`` in its environment; ``WORLD_SIZE`` > 1 is what makes a
+run distributed. Every helper here is a no-op (or the identity) in a single process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import torch
+
+if TYPE_CHECKING:
+    from trainwell.engine.strategy import Strategy
+
+T = TypeVar("T")
+
+
+def world_size_from_env() -> int:
+    """The number of processes torchrun started for this run (1 outside torchrun)."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1)
+
+
+def is_distributed() -> bool:
+    """Whether this process is one of several workers of a torchrun group (``WORLD_SIZE`` > 1)."""
+    return world_size_from_env() > 1
+
+
+def under_torchrun() -> bool:
+    """Whether torchrun started this process (also as the only worker: ``--nproc 1``)."""
+    return "TORCHELASTIC_RUN_ID" in os.environ or is_distributed()
+
+
+def env_rank() -> int:
+    """This worker's global rank from torchrun's environment (0 outside torchrun): known before any set-up."""
+    return int(os.environ.get("RANK", "0") or 0)
+
+
+def restarted() -> bool:
+    """Whether torchrun's elastic agent restarted this worker group after a failure."""
+    return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") or 0) > 0
+
+
+def device_for(requested: torch.device) -> torch.device:
+    """One CUDA device per local worker (``cuda:LOCAL_RANK``); any other device is used as it is."""
+    if requested.type == "cuda" and is_distributed():
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        if local >= torch.cuda.device_count():
+            from trainwell._errors import TrainwellError
+
+            raise TrainwellError(f"Worker {local} on this machine needs its own GPU, but {torch.cuda.device_count()} "
+                                 "are visible.", fix=f"start at most {torch.cuda.device_count()} processes per machine "
+                                                     "(--nproc / --nproc-per-node), or train on the CPU (--device cpu)")
+        device = torch.device("cuda", local)
+        torch.cuda.set_device(device)
+        return device
+    return requested
+
+
+def init(device: torch.device) -> None:
+    """Join the process group (``nccl`` on CUDA, ``gloo`` otherwise) unless it is joined already."""
+    import torch.distributed as dist
+
+    if not is_distributed() or dist.is_initialized():
+        return
+    dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
+                            device_id=device if device.type == "cuda" else None)
+
+
+def close() -> None:
+    """Leave the process group (each worker, at the end of its run)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def active() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def broadcast(value: Any) -> Any:
+    """Rank 0's ``value`` on every rank (a picklable object: a run folder's path, an error to raise)."""
+    if not active():
+        return value
+    import torch.distributed as dist
+
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def on_rank0(make: Callable[[], T]) -> T:
+    """``make()`` run by rank 0 alone (creating the run folder), its result handed to every rank. When it raises,
+    rank 0 raises its error and the others a ``TrainwellError`` saying so, instead of waiting for rank 0 forever."""
+    if not active():
+        return make()
+    if env_rank() != 0:
+        outcome = broadcast(None)
+        if outcome[0] == "failed":
+            from trainwell._errors import TrainwellError
+
+            raise TrainwellError(f"rank 0 failed: {outcome[1]}")
+        return outcome[1]  # type: ignore[no-any-return]
+    try:
+        value = make()
+    except BaseException as e:
+        broadcast(("failed", f"{type(e).__name__}: {e}"))
+        raise
+    broadcast(("done", value))
+    return value
+
+
+def barrier() -> None:
+    """Wait until every rank gets here (e.g. until rank 0 has written a checkpoint the others read)."""
+    if active():
+        import torch.distributed as dist
+
+        dist.barrier()
+
+
+def gather(value: Any) -> list[Any]:
+    """Every rank's ``value``, in rank order, on every rank (``[value]`` in one process)."""
+    if not active():
+        return [value]
+    import torch.distributed as dist
+
+    out: list[Any] = [None] * dist.get_world_size()
+    dist.all_gather_object(out, value)
+    return out
+
+
+def facts() -> dict[str, Any]:
+    """``world_size``, ``nodes`` (``WORLD_SIZE // LOCAL_WORLD_SIZE``) and the ``backend`` of this run."""
+    world = world_size_from_env()
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)) or world)
+    backend = None
+    if active():
+        import torch.distributed as dist
+
+        backend = str(dist.get_backend())
+    return {"world_size": world, "nodes": max(world // max(local, 1), 1), "backend": backend}
+
+
+def strategy_for(device: torch.device, *, sync_bn: bool = False) -> Strategy:
+    """``DDP`` when torchrun started several workers (``WORLD_SIZE`` > 1; the process group is joined here if it
+    is not yet), else ``SingleDevice``."""
+    from trainwell.engine.strategy import DDP, SingleDevice
+
+    if not is_distributed():
+        return SingleDevice()
+    if sync_bn and device.type != "cuda":
+        from trainwell._errors import ConfigError
+
+        raise ConfigError(f"model.sync_bn=true needs CUDA devices (SyncBatchNorm has no {device.type} version).",
+                          fix="set model.sync_bn=false (on CPU each process normalizes its own micro-batch)")
+    init(device)
+    return DDP(device, sync_bn=sync_bn)
