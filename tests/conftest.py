@@ -36,6 +36,11 @@ def _no_leaked_env():
     # torch sets its compiler variables lazily (TORCH*, and inductor's _TORCHINDUCTOR_*); anything else is a leak.
     leaked = {k for k in os.environ if k not in before and not k.lstrip("_").startswith("TORCH")} - {"CUBLAS_WORKSPACE_CONFIG"}
     sys.path[:] = before_path
+    # A script run in-process under the doctor may change a variable, as it would in its own process (e.g.
+    # CUDA_VISIBLE_DEVICES): put the values back so the next test starts from the same environment.
+    for key, value in before.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
     assert not leaked, f"test leaked environment variables: {sorted(leaked)}"
 
 

@@ -209,3 +209,26 @@ def peak_memory(device: Any) -> dict[str, Any]:
         return {}
     return {"peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "peak_memory_kind": "process peak RSS"}
+
+
+# --------------------------------------------------------------------------- torchrun's environment
+
+
+def world_size_from_env() -> int:
+    """The number of processes torchrun started for this run (1 outside torchrun)."""
+    return int(os.environ.get("WORLD_SIZE", "1") or 1)
+
+
+def is_distributed() -> bool:
+    """Whether this process is one of several workers of a torchrun group (``WORLD_SIZE`` > 1)."""
+    return world_size_from_env() > 1
+
+
+def under_torchrun() -> bool:
+    """Whether torchrun started this process (also as the only worker: ``--nproc 1``)."""
+    return "TORCHELASTIC_RUN_ID" in os.environ or is_distributed()
+
+
+def env_rank() -> int:
+    """This worker's global rank from torchrun's environment (0 outside torchrun): known before any set-up."""
+    return int(os.environ.get("RANK", "0") or 0)

@@ -77,14 +77,16 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
     """(config, run folder, whether --out existed, whether to resume), or None for a finished run. Alone:
     ``open_run``. Under torchrun: rank 0 opens the folder (a new one, or --resume's) and tells the others; a group
     torchrun restarted after a failure continues the folder of ``--out``."""
+    from trainwell.machine import is_distributed
+
+    if not is_distributed():  # alone: no torch before the options are checked
+        opened = open_run(args, console)
+        return None if opened is None else (*opened, bool(args.resume))
     from trainwell.app.configure import resolve
     from trainwell.config import load_run_config
     from trainwell.engine import distributed
     from trainwell.engine.device import resolve_device
 
-    if not distributed.is_distributed():
-        opened = open_run(args, console)
-        return None if opened is None else (*opened, bool(args.resume))
     out = Path(args.out).expanduser() if args.out else None
     if distributed.restarted() and out is not None and (out / "config.yaml").is_file():
         return load_run_config(out), out, True, True

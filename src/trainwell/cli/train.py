@@ -65,7 +65,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trainwell.engine.distributed import under_torchrun
+    from trainwell.machine import under_torchrun
 
     if under_torchrun():
         from trainwell.cli.launch import worker
@@ -122,7 +122,7 @@ def _train(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from trainwell.engine.distributed import env_rank
+    from trainwell.machine import env_rank
 
     started = time.perf_counter()
     console = Console(stderr=True, quiet=env_rank() != 0)

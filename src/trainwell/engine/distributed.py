@@ -14,30 +14,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
+from trainwell.machine import env_rank, is_distributed, under_torchrun, world_size_from_env  # noqa: F401
+
 if TYPE_CHECKING:
     from trainwell.engine.strategy import Strategy
 
 T = TypeVar("T")
-
-
-def world_size_from_env() -> int:
-    """The number of processes torchrun started for this run (1 outside torchrun)."""
-    return int(os.environ.get("WORLD_SIZE", "1") or 1)
-
-
-def is_distributed() -> bool:
-    """Whether this process is one of several workers of a torchrun group (``WORLD_SIZE`` > 1)."""
-    return world_size_from_env() > 1
-
-
-def under_torchrun() -> bool:
-    """Whether torchrun started this process (also as the only worker: ``--nproc 1``)."""
-    return "TORCHELASTIC_RUN_ID" in os.environ or is_distributed()
-
-
-def env_rank() -> int:
-    """This worker's global rank from torchrun's environment (0 outside torchrun): known before any set-up."""
-    return int(os.environ.get("RANK", "0") or 0)
 
 
 def restarted() -> bool:
