@@ -185,3 +185,16 @@ def test_fit_takes_threads_and_records_them(tmp_path: Path, restore_threads: Non
     assert result.run_dir is not None
     saved = torch.load(result.run_dir / "checkpoints" / "last.pt", weights_only=True)["config"]
     assert saved["threads"] == 1
+
+
+def test_fit_leaves_the_callers_thread_count_alone_unless_asked() -> None:
+    import trainwell
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        data = torch.utils.data.TensorDataset(torch.randn(16, 3), torch.randint(0, 2, (16,)))
+        trainwell.fit(torch.nn.Linear(3, 2), data, epochs=1, progress="none")
+        assert torch.get_num_threads() == 1  # the user's torch.set_num_threads(1) still holds
+    finally:
+        torch.set_num_threads(before)

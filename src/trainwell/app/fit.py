@@ -109,8 +109,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``ema`` (e.g. ``0.998``) keeps an exponential moving average of the weights, validates and checkpoints it,
     and returns the model holding the averaged weights. ``steps_per_epoch`` is needed only by a per-step
     schedule (``onecycle``, ``cosine``) over data without ``len()``: the number of optimizer steps one epoch makes.
-    ``threads`` sets torch's intra-op CPU threads for this process (default: the usable cores divided by the
-    processes on this machine; see ``trainwell.machine``).
+    ``threads`` sets torch's intra-op CPU threads for this process; by default ``fit`` leaves the count your
+    process already uses (``torch.set_num_threads`` is yours), while ``trainwell train`` picks the usable cores
+    divided by the processes on the machine (``trainwell.machine``).
 
     Hardware knobs that do not change the training: ``precision`` (``"32"``, ``"bf16-mixed"``, ``"16-mixed"``:
     forward and loss under ``torch.autocast``, 16-mixed with a gradient scaler); ``accumulate=N`` computes each
@@ -140,7 +141,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     strategy = distributed.strategy_for(dev)
     main = strategy.is_main
     shown = progress_callback(progress if main else "none")  # only rank 0 prints
-    threads = apply_threads(threads)  # the number used, as the run folder's config records it
+    # The number used, as the run folder's config records it; None keeps the caller's own setting.
+    threads = apply_threads(threads) if threads is not None else torch.get_num_threads()
     seed_everything(seed)
     model.to(dev)
     loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
