@@ -49,9 +49,9 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
                    help="compute each batch in N micro-batches of batch-size/N (same training, less memory)")
     p.add_argument("--compile", action="store_true", default=None, help="run the model through torch.compile")
     p.add_argument("--early-stop", type=int, metavar="PATIENCE",
-                   help="stop after PATIENCE epochs in a row without improvement of the monitored value (train.monitor; "
-                        "set train.early_stop.min_delta for the smallest change that counts); the run still finishes "
-                        "(test on best.pt, report)")
+                   help="stop after PATIENCE epochs in a row without improvement of the monitored value "
+                        "(train.monitor; set train.early_stop.min_delta for the smallest change that counts); "
+                        "the run still finishes (test on best.pt, report)")
     p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",

@@ -23,7 +23,8 @@ class EarlyStop:
 
     def __post_init__(self) -> None:
         if isinstance(self.patience, bool) or not isinstance(self.patience, int) or self.patience < 1:
-            raise ConfigError(f"early_stop patience must be a whole number of epochs, at least 1; got {self.patience!r}.",
+            raise ConfigError(f"early_stop patience must be a whole number of epochs, at least 1; "
+                              f"got {self.patience!r}.",
                               fix="e.g. early_stop=5 (stop after 5 epochs without improvement); None turns it off")
         if not isinstance(self.min_delta, (int, float)) or isinstance(self.min_delta, bool) \
                 or not math.isfinite(self.min_delta) or self.min_delta < 0:
