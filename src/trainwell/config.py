@@ -135,6 +135,13 @@ class EmbeddingConfig(_Section):
     pairs: int = Field(3000, ge=10)  # verification pairs per split (half same, half different)
 
 
+class EarlyStopConfig(_Section):
+    # Stop once the monitored value (train.monitor, in its direction) has not improved for `patience` epochs in
+    # a row; the run then finishes normally (test on best.pt, report) and summary.json says stopped_early.
+    patience: int | None = Field(None, ge=1)  # None: off (train all epochs)
+    min_delta: float = Field(0.0, ge=0)  # an epoch improves only when it beats the best by more than this
+
+
 class TrainConfig(_Section):
     epochs: int = Field(5, ge=1)  # guide B5.4 defaults: Adam, lr 1e-3, batch 64, 5 epochs
     batch_size: int = Field(64, ge=1)
@@ -152,6 +159,7 @@ class TrainConfig(_Section):
     # the first epoch since tasks log different values.
     monitor: str = "val_loss"
     monitor_mode: Literal["auto", "min", "max"] = "auto"  # auto: losses min, metrics as they declare (accuracy max)
+    early_stop: EarlyStopConfig = Field(default_factory=EarlyStopConfig)  # e.g. --set train.early_stop.patience=5
     ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
     log_every: int = Field(10, ge=1)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
     # intra-op CPU threads (torch.set_num_threads); None: the usable cores (CPU affinity, container quota) divided

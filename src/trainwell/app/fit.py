@@ -18,6 +18,7 @@ from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.accumulate import steps_per_epoch as optimizer_steps
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.device import resolve_device
+from trainwell.engine.early_stop import early_stop_from
 from trainwell.engine.monitor import check_mode
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.seed import seed_everything
@@ -87,7 +88,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         mode: Literal["auto", "min", "max"] = "auto", ema: float | None = None,
         steps_per_epoch: int | None = None, threads: int | None = None,
         precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
-        compile: bool = False) -> FitResult:
+        compile: bool = False, early_stop: Any = None) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -109,6 +110,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``ema`` (e.g. ``0.998``) keeps an exponential moving average of the weights, validates and checkpoints it,
     and returns the model holding the averaged weights. ``steps_per_epoch`` is needed only by a per-step
     schedule (``onecycle``, ``cosine``) over data without ``len()``: the number of optimizer steps one epoch makes.
+    ``early_stop`` stops training once the monitored value (``monitor``, in its direction) has not improved for a
+    number of epochs: ``early_stop=5``, or ``{"patience": 5, "min_delta": 0.001}`` (an epoch improves when it beats
+    the best by more than ``min_delta``); the run then ends normally and ``result.summary`` has ``stopped_early``.
     ``threads`` sets torch's intra-op CPU threads for this process; by default ``fit`` leaves the count your
     process already uses (``torch.set_num_threads`` is yours), while ``trainwell train`` picks the usable cores
     divided by the processes on the machine (``trainwell.machine``).
@@ -132,6 +136,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     if isinstance(optimizer, str) and lr <= 0:
         raise ValueError(f"lr must be positive, got {lr}")
     check_mode(mode)
+    stopping = early_stop_from(early_stop)
     from trainwell.engine.progress import progress_callback
 
     from trainwell.engine import distributed
@@ -188,7 +193,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
                       scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
                       metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
-                      accumulate=accumulate, strategy=strategy, compile=compile)
+                      accumulate=accumulate, strategy=strategy, compile=compile, early_stop=stopping)
     state = trainer.fit()
     if ema is not None:
         averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
@@ -267,6 +272,8 @@ def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
     keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema",
             "threads", "precision", "accumulate", "compile")
     cfg = {k: scope[k] for k in keys}
+    stopping = scope["stopping"]
+    cfg["early_stop"] = None if stopping is None else {"patience": stopping.patience, "min_delta": stopping.min_delta}
     cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
     cfg["model"] = type(scope["model"]).__name__
     return cfg

@@ -17,6 +17,7 @@ from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.checkpoint import load_checkpoint
 from trainwell.engine.checkpointing import Checkpointer
 from trainwell.engine.device import resolve_device
+from trainwell.engine.early_stop import early_stop_from
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.run_folder import write_json
 from trainwell.engine.seed import seed_everything
@@ -113,7 +114,8 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         "scheduler_interval": interval, "train_transform": train_transform, "eval_transform": eval_transform,
         "grad_clip": tc.grad_clip, "seed": config.seed, "monitor": tc.monitor, "monitor_mode": tc.monitor_mode,
         "log_every": tc.log_every, "callbacks": callbacks, "metric": task.metric(config, bundle),
-        "precision": tc.precision, "accumulate": tc.accumulate, "strategy": strategy, "compile": tc.compile}
+        "precision": tc.precision, "accumulate": tc.accumulate, "strategy": strategy, "compile": tc.compile,
+        "early_stop": early_stop_from(tc.early_stop)}
     trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
     last = run_dir / "checkpoints" / "last.pt"
     if resume and last.is_file():  # every process loads the same last.pt
@@ -182,6 +184,8 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         "val_accuracy": best_row.get("val_accuracy"), "val_loss": best_row.get("val_loss"),
         **{k: v for k, v in best_row.items() if k.startswith("val_")},
         "best_epoch": st.best_epoch, "epochs": st.epoch, "steps": st.step,
+        "stopped_early": st.stopped_epoch is not None, "stopped_epoch": st.stopped_epoch,
+        "stop_reason": st.stop_reason,
         "train_seconds": st.train_seconds,
         "samples_per_second": st.samples_seen / st.train_seconds if st.train_seconds else None,
         "parameters": sum(p.numel() for p in trainer.model.parameters()),

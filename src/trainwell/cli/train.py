@@ -48,6 +48,10 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accumulate", type=int, metavar="N",
                    help="compute each batch in N micro-batches of batch-size/N (same training, less memory)")
     p.add_argument("--compile", action="store_true", default=None, help="run the model through torch.compile")
+    p.add_argument("--early-stop", type=int, metavar="PATIENCE",
+                   help="stop after PATIENCE epochs in a row without improvement of the monitored value "
+                        "(train.monitor; set train.early_stop.min_delta for the smallest change that counts); "
+                        "the run still finishes (test on best.pt, report)")
     p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -61,6 +65,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed, "device": args.device, "out": args.out, "train.threads": getattr(args, "threads", None),
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
         "train.precision": args.precision, "train.accumulate": args.accumulate, "train.compile": args.compile,
+        "train.early_stop.patience": getattr(args, "early_stop", None),
     }
 
 
@@ -188,14 +193,19 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _finished(console: Any, run_dir: Path, epochs: int) -> bool:
-    """A run whose summary.json records all its epochs has nothing left to resume: say so."""
+    """A run whose summary.json records all its epochs (or an early stop) has nothing left to resume: say so."""
     import json
 
     path = run_dir / "summary.json"
-    done = json.loads(path.read_text(encoding="utf-8")).get("epochs") if path.is_file() else None
-    if done is None or done < epochs:
+    summary = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    done = summary.get("epochs")
+    if summary.get("stopped_early"):
+        trained = f"it stopped early after epoch {summary.get('stopped_epoch')}"
+    elif done is None or done < epochs:
         return False
-    console.print(f"{run_dir} is finished: all {epochs} epochs trained, results in summary.json and report.html; "
+    else:
+        trained = f"all {epochs} epochs trained"
+    console.print(f"{run_dir} is finished: {trained}, results in summary.json and report.html; "
                   "nothing to resume. To train longer, start a new run (e.g. with --epochs).", highlight=False)
     return True
 

@@ -5,7 +5,8 @@ The trainer calls every hook of every callback, in the order of its ``callbacks`
 ``on_train_batch_end``; every ``log_every`` steps (and at each epoch's end) ``on_log`` with the rows read from
 the device since the last read. Per epoch: ``on_epoch_start``, ``on_validation_start`` / ``on_validation_end``
 around validation, ``on_epoch_end``. If any hook raises, every callback whose ``on_fit_start`` was entered and
-whose ``on_fit_end`` has not completed gets ``on_exception`` (so it must tolerate a half-done start).
+whose ``on_fit_end`` has not completed gets ``on_exception`` (so it must tolerate a half-done start); on Ctrl-C
+at a step boundary they get ``on_interrupt`` first.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ class Callback:
         """After validation; ``row`` is the epoch's line of metrics (also in ``state.history``)."""
 
     def on_fit_end(self, trainer: Trainer) -> None: ...
+
+    def on_interrupt(self, trainer: Trainer) -> None:
+        """Ctrl-C (a ``KeyboardInterrupt``) at a step boundary of a single-process run, before ``on_exception``:
+        the state is that of a finished step, so a checkpoint saved now resumes exactly (the checkpointer
+        saves ``last.pt``)."""
 
     def on_exception(self, trainer: Trainer, error: BaseException) -> None: ...
 

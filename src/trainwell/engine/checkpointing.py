@@ -1,4 +1,4 @@
-"""The checkpoint callback: ``last.pt`` every epoch (and every N steps), ``best.pt`` on improvement."""
+"""The checkpoint callback: ``last.pt`` every epoch (and every N steps, and on Ctrl-C), ``best.pt`` on improvement."""
 
 from __future__ import annotations
 
@@ -33,11 +33,18 @@ class Checkpointer(Callback):
     def payload(self, trainer: Trainer) -> dict[str, Any]:
         return {"format": FORMAT, **self.extra, **trainer.state_dict()}
 
+    def save_last(self, trainer: Trainer) -> None:
+        payload = self.payload(trainer)  # every process takes part in the state's exchange
+        if self.write:
+            atomic_save(payload, self.last)
+
     def on_train_batch_end(self, trainer: Trainer, loss: Any) -> None:
         if self.every_steps and trainer.state.step % self.every_steps == 0:
-            payload = self.payload(trainer)
-            if self.write:
-                atomic_save(payload, self.last)
+            self.save_last(trainer)
+
+    def on_interrupt(self, trainer: Trainer) -> None:
+        """Ctrl-C: ``last.pt`` at the step the run stopped after, so ``--resume`` continues from there."""
+        self.save_last(trainer)
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         payload = self.payload(trainer)

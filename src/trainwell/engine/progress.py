@@ -52,6 +52,9 @@ class EpochLines(Callback):
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         self.console.print(epoch_line(trainer, row), highlight=False, soft_wrap=True)
+        st = trainer.state
+        if st.stop_reason is not None and st.stopped_epoch == row["epoch"]:
+            self.console.print(f"[yellow]{st.stop_reason}[/]", highlight=False, soft_wrap=True)
 
 
 class ProgressBar(EpochLines):

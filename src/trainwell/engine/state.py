@@ -24,6 +24,12 @@ class TrainState:
     samples_seen: int = 0
     best: float | None = None  # best monitored value so far
     best_epoch: int | None = None
+    # Early stopping (engine/early_stop.py): the best value at the last improvement by more than min_delta, the
+    # epochs since, and once patience ran out the epoch it stopped after and why.
+    stop_best: float | None = None
+    stale_epochs: int = 0
+    stopped_epoch: int | None = None
+    stop_reason: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)  # one row per epoch
 
     def to_dict(self) -> dict[str, Any]:

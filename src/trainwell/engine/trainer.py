@@ -32,6 +32,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from trainwell.data.loading import MicroBatch
 from trainwell.engine.accumulate import batch_size as _batch_size
 from trainwell.engine.accumulate import group_steps, micro_weights, steps_per_epoch
+from trainwell.engine import early_stop as _early_stop
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.monitor import check_mode, direction, monitored_value
 from trainwell.engine.precision import Precision, precision_plugin
@@ -191,7 +192,8 @@ class Trainer:
     ``train_loader`` yields is a micro-batch: an ``EpochLoader`` says which of them make one optimizer step;
     with any other loader, ``accumulate`` consecutive batches do. ``strategy`` (default :class:`SingleDevice`)
     spreads steps over processes. ``compile=True`` runs the forward through ``torch.compile``; ``model`` (its
-    ``state_dict``, checkpoints, callbacks) stays the plain module.
+    ``state_dict``, checkpoints, callbacks) stays the plain module. ``early_stop`` (an :class:`EarlyStop`) ends the
+    run after the epoch that ran out of patience; ``state.stop_reason`` says why.
     """
 
     def __init__(self, model: nn.Module, loss_fn: LossFn, optimizer: Optimizer, train_loader: Iterable[Any], *,
@@ -201,7 +203,8 @@ class Trainer:
                  grad_clip: float | None = None, seed: int = 0, monitor: str | None = None,
                  monitor_mode: str = "auto", log_every: int = 10, callbacks: list[Callback] | None = None,
                  metric: Callable[[], Metric] = Accuracy, precision: str | Precision = "32", accumulate: int = 1,
-                 strategy: Strategy | None = None, compile: bool = False) -> None:
+                 strategy: Strategy | None = None, compile: bool = False,
+                 early_stop: _early_stop.EarlyStop | None = None) -> None:
         check_mode(monitor_mode)
         if log_every < 1:
             raise ValueError(f"log_every must be at least 1, got {log_every}")
@@ -227,6 +230,7 @@ class Trainer:
         self.metric = metric
         self.precision = precision_plugin(precision, self.device)
         self.accumulate = accumulate
+        self.early_stop = early_stop
         self.strategy = strategy or SingleDevice()
         # The module the forward pass goes through: the strategy's wrapper, compiled if asked. Its parameters
         # are ``model``'s, whose state_dict keys stay plain (no ``_orig_mod.`` or ``module.`` prefix).
@@ -245,6 +249,8 @@ class Trainer:
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
         # Only callbacks that look at gradients cost a call per step.
+        self._interrupted = False  # a first Ctrl-C arrived: stop at the next step boundary
+        self._at_boundary = True  # no step is half done: the state is one a checkpoint can resume exactly
         self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
                                for cb in self.callbacks)
 
@@ -252,26 +258,69 @@ class Trainer:
 
     def fit(self) -> TrainState:
         """Train the remaining epochs. Whatever hook or step raises, every callback that was started (and
-        not yet ended) gets ``on_exception`` before the error propagates."""
+        not yet ended) gets ``on_exception`` before the error propagates.
+
+        Ctrl-C (single process, main thread): the first one lets the current step finish and then stops; a
+        ``KeyboardInterrupt`` that arrives at a step boundary (also one a callback raises) first gets every started
+        callback's ``on_interrupt`` (the checkpointer saves ``last.pt`` at that exact step). A second Ctrl-C
+        raises at once, abandoning the save."""
         started: list[Callback] = []
+        restore = self._catch_ctrl_c()
         try:
             try:
                 for cb in self.callbacks:
                     started.append(cb)
                     cb.on_fit_start(self)
-                while self.state.epoch < self.epochs:
+                while self.state.epoch < self.epochs and self.state.stopped_epoch is None:
                     self._train_epoch()
                     row = self._end_epoch()
                     self._call("on_epoch_end", row)
+                    if self._interrupted:
+                        raise KeyboardInterrupt
             except StopTraining:
                 self.sync()
             for cb in list(started):
                 cb.on_fit_end(self)
                 started.remove(cb)
         except BaseException as e:
+            if (isinstance(e, KeyboardInterrupt) or self._interrupted) and self._at_boundary \
+                    and self.strategy.world_size == 1:
+                self._interrupted = True  # from here on, a (further) Ctrl-C raises at once
+                try:
+                    for cb in started:
+                        cb.on_interrupt(self)
+                except KeyboardInterrupt:
+                    e.add_note("A second Ctrl-C stopped the checkpoint being saved; last.pt is the previous one.")
             _clean_up(self, started, e)
+            if not isinstance(e, KeyboardInterrupt) and self._interrupted:
+                raise KeyboardInterrupt from e  # e.g. the loader's workers, stopped by the same Ctrl-C
             raise
+        finally:
+            restore()
         return self.state
+
+    def _catch_ctrl_c(self) -> Callable[[], None]:
+        """Turn the first Ctrl-C into a stop at the next step boundary; returns what puts the handler back.
+        Only where Python's own handler is in place, in the main thread of a single process (several
+        processes would stop at different steps)."""
+        import signal
+        import sys
+        import threading
+
+        self._interrupted = False
+        if self.strategy.world_size > 1 or threading.current_thread() is not threading.main_thread() \
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            return lambda: None
+
+        def pressed(signum: int, frame: Any) -> None:
+            if self._interrupted:
+                raise KeyboardInterrupt
+            self._interrupted = True
+            print("\ntrainwell: Ctrl-C: stopping after this step and saving it (press Ctrl-C again to quit at once)",
+                  file=sys.stderr)
+
+        signal.signal(signal.SIGINT, pressed)
+        return lambda: signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def sync(self) -> None:
         """Read the losses of the steps since the last read (one wait for the device) into ``state``,
@@ -398,10 +447,13 @@ class Trainer:
             if st.step % self.log_every == 0:
                 self.sync()
             self._call("on_train_batch_end", loss)
+            if self._interrupted:
+                raise KeyboardInterrupt
 
     def _step(self, group: list[tuple[MicroBatch | None, Any]], draws: EpochDraws) -> torch.Tensor:
         """One optimizer step over a global batch's micro-batches; returns its (detached, device) loss."""
         st = self.state
+        self._at_boundary = False
         pairs = [_split_batch(batch) for _, batch in group]
         # Each micro-batch's mean loss counts by its share of the global batch (None: it is the whole batch).
         first = group[0][0]
@@ -449,6 +501,7 @@ class Trainer:
         st.epoch_samples += size
         st.samples_seen += size
         self._pending.append(_Step(st.step, size, lr, step_loss, step_parts))
+        self._at_boundary = True
         return step_loss
 
     def _end_epoch(self) -> dict[str, Any]:
@@ -480,6 +533,8 @@ class Trainer:
         if better and math.isfinite(value):
             st.best, st.best_epoch = value, st.epoch + 1
         row["is_best"] = st.best_epoch == st.epoch + 1
+        if self.early_stop is not None:
+            _early_stop.update(self.early_stop, st, value, higher=higher, monitor=self.monitor)
         st.history.append(row)
         st.epoch += 1
         st.batch_in_epoch = 0
