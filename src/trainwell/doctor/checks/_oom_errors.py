@@ -72,11 +72,11 @@ def _flags_fix(config: Any, phase: str) -> Words | None:
         return None
     en: list[str] = []
     zh: list[str] = []
-    n, k = train.batch_size, getattr(train, "accumulate", 1) or 1
+    n, k = train.batch_size, train.accumulate
     if n >= 2:
         en.append(f"--batch-size {n // 2} (add --accumulate {2 * k} to keep {n * k} samples per optimizer step)")
         zh.append(f"--batch-size {n // 2}（加上 --accumulate {2 * k}，每次优化器步骤仍用 {n * k} 个样本）")
-    if "16" not in str(getattr(train, "precision", None)):  # not yet in 16-bit mixed precision
+    if train.precision == "32":  # not yet in 16-bit mixed precision
         en.append("--precision bf16-mixed (activations in 16 bits)")
         zh.append("--precision bf16-mixed（激活值用 16 位）")
     if model.name in CHECKPOINTED_MODELS and not model.checkpoint:
