@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -144,9 +144,13 @@ class EarlyStopConfig(_Section):
 
 class TrainConfig(_Section):
     epochs: int = Field(5, ge=1)  # guide B5.4 defaults: Adam, lr 1e-3, batch 64, 5 epochs
-    batch_size: int = Field(64, ge=1)
+    # auto: the largest power-of-two micro-batch that fits in GPU memory (times processes and accumulate);
+    # on a CPU the recipe's. A run's config.yaml records the number chosen (batch_size_search.json has the search).
+    batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] = 64
     optimizer: Literal["adam", "adamw", "sgd"] = "adam"
-    lr: float = Field(1e-3, gt=0, le=10)
+    # auto: the learning-rate range test's suggestion (kept as given when it finds no clear descent); a run's
+    # config.yaml records the rate chosen, lr_find.json / lr_find.png the sweep.
+    lr: Annotated[float, Field(gt=0, le=10)] | Literal["auto"] = 1e-3
     weight_decay: float = Field(0.0, ge=0)
     momentum: float = Field(0.9, ge=0, lt=1)  # sgd only
     scheduler: Literal["none", "cosine", "onecycle", "step"] = "none"
@@ -176,9 +180,23 @@ class TrainConfig(_Section):
     def _precision_text(cls, v: Any) -> Any:
         return str(v) if isinstance(v, int) and not isinstance(v, bool) else v  # YAML and --set read 32 as a number
 
+    @field_validator("lr", "batch_size", mode="before")
+    @classmethod
+    def _number_or_auto(cls, v: Any, info: Any) -> Any:
+        """One message for a value that is neither a number in range nor auto (not one per branch of the union)."""
+        if v == "auto":
+            return v
+        lr = info.field_name == "lr"
+        number = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        if number is None or (not 0 < number <= 10 if lr else number < 1 or number != int(number)):
+            raise ValueError("give a learning rate above 0 and at most 10, or auto (the learning-rate finder)" if lr
+                             else "give a whole number of samples, at least 1, or auto (the largest that fits in "
+                                  "GPU memory)")
+        return v
+
     @model_validator(mode="after")
     def _micro_batches(self) -> TrainConfig:
-        if self.batch_size % self.accumulate:
+        if self.batch_size != "auto" and self.batch_size % self.accumulate:
             raise ValueError(f"batch_size {self.batch_size} (the global batch) cannot be split into {self.accumulate} "
                              f"equal micro-batches; use a batch_size divisible by accumulate")
         return self
@@ -412,10 +430,12 @@ def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-def save_yaml(config: Config, path: Path) -> None:
+def save_yaml(config: Config, path: Path, notes: Sequence[str] = ()) -> None:
+    """``notes`` become comment lines at the top (e.g. that train.lr came from the learning-rate finder)."""
     from trainwell._files import atomic_write_text
 
-    atomic_write_text(path, yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
+    head = "".join(f"# {line}\n" for note in notes for line in note.splitlines())
+    atomic_write_text(path, head + yaml.safe_dump(config.to_dict(), sort_keys=False, allow_unicode=True))
 
 
 def load_run_config(run_dir: Path) -> Config:

@@ -41,6 +41,7 @@ class FitResult:
     run_dir: Path | None = None
     summary: dict[str, Any] = field(default_factory=dict)
     findings: list[Any] = field(default_factory=list)  # the doctor's findings (fit(doctor=True))
+    lr_find: Any = None  # fit(lr="find"): the range test (``suggestion``, the rate trained with, ``reason``, curve)
 
     @property
     def final(self) -> dict[str, Any]:
@@ -80,7 +81,7 @@ def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool,
 
 
 def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | DataLoader | None = None, *,
-        loss: LossFn | None = None, epochs: int = 5, lr: float = 1e-3,
+        loss: LossFn | None = None, epochs: int = 5, lr: float | Literal["find"] = 1e-3,
         optimizer: str | torch.optim.Optimizer = "adam", batch_size: int = 64, seed: int = 0,
         out: str | Path | None = None, progress: bool | Literal["bar", "lines", "none"] = True,
         device: str = "auto", scheduler: str = "none", weight_decay: float = 0.0, grad_clip: float | None = None,
@@ -113,6 +114,10 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``early_stop`` stops training once the monitored value (``monitor``, in its direction) has not improved for a
     number of epochs: ``early_stop=5``, or ``{"patience": 5, "min_delta": 0.001}`` (an epoch improves when it beats
     the best by more than ``min_delta``); the run then ends normally and ``result.summary`` has ``stopped_early``.
+    ``lr="find"`` first runs the learning-rate range test on this model, optimizer, loss and data (as
+    ``trainwell lr-find`` does; the model and optimizer are restored afterwards) and trains with its suggestion:
+    ``result.lr_find`` has the rate, the reason and the curve (with ``out``, also lr_find.json and lr_find.png).
+    When the curve shows no clear descent it is an error that says so, rather than a guessed rate.
     ``threads`` sets torch's intra-op CPU threads for this process; by default ``fit`` leaves the count your
     process already uses (``torch.set_num_threads`` is yours), while ``trainwell train`` picks the usable cores
     divided by the processes on the machine (``trainwell.machine``).
@@ -133,7 +138,11 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         raise ValueError(f"ema must be a decay between 0 and 1 (e.g. 0.998), got {ema}")
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, got {epochs}")
-    if isinstance(optimizer, str) and lr <= 0:
+    finding = lr in ("find", "auto")
+    if finding and not isinstance(optimizer, str):
+        raise TrainwellError("lr='find' sweeps the learning rate of an optimizer trainwell builds; yours has its own "
+                             "rates.", fix="pass optimizer by name ('adam', 'adamw', 'sgd'), or a number as lr")
+    if isinstance(optimizer, str) and not finding and lr <= 0:
         raise ValueError(f"lr must be positive, got {lr}")
     check_mode(mode)
     stopping = early_stop_from(early_stop)
@@ -156,9 +165,13 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     micro = micro_batch_size(batch_size, processes=strategy.world_size, accumulate=accumulate)
     train_loader = _as_loader(train_data, batch_size, True, seed, micro, strategy)
     val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=strategy)
-    opt = build_optimizer(model.parameters(), optimizer, lr, weight_decay=weight_decay) \
+    opt = build_optimizer(model.parameters(), optimizer, 1e-3 if finding else lr, weight_decay=weight_decay) \
         if isinstance(optimizer, str) else optimizer
     _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
+    found = None
+    if finding:  # the range test on these parts, then every group at its suggestion
+        found, lr = _find_lr(model, loss_fn, opt, train_loader, strategy, device=dev, precision=precision,
+                             accumulate=accumulate, grad_clip=grad_clip, seed=seed, say=main and progress != "none")
     per_epoch = _steps_per_epoch(train_loader, steps_per_epoch, accumulate)
     sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
     cbs = list(callbacks or [])
@@ -173,6 +186,11 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit"))
         cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
                                 extra={"config": _fit_config(locals())}, main=main)
+        if found is not None and main:
+            from trainwell.app.auto import Recorded
+            from trainwell.app.lr_sweep import record
+
+            cbs.append(Recorded(record(run_dir, found, chosen=lr, configured=None)))
     else:
         cbs.append(_KeepSteps(kept))
     if shown is not None:
@@ -209,7 +227,26 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         distributed.close()
     return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
                      train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
-                     findings=doctor_cb.findings if doctor_cb else [])
+                     findings=doctor_cb.findings if doctor_cb else [], lr_find=found)
+
+
+def _find_lr(model: nn.Module, loss_fn: LossFn, opt: torch.optim.Optimizer, loader: Any, strategy: Strategy, *,
+             say: bool, **options: Any) -> tuple[Any, float]:
+    """fit(lr="find"): the range test and its suggestion; an error (with the reason) when it has none."""
+    import sys
+
+    from trainwell.app.lr_sweep import single_process, sweep
+
+    single_process(strategy.world_size, "fit(lr='find')")
+    found = sweep(model, loss_fn, opt, loader, **options)
+    if found.suggestion is None:
+        raise TrainwellError(f"fit(lr='find'): the learning-rate finder has {found.reason}.",
+                             fix="check that the model learns at all (fit(..., doctor=True)), or pass a number as lr")
+    for group in opt.param_groups:
+        group["lr"] = found.suggestion
+    if say:
+        print(f"trainwell: learning rate {found.reason} ({found.seconds:.1f} s)", file=sys.stderr)
+    return found, found.suggestion
 
 
 def _steps_per_epoch(loader: Any, given: int | None, accumulate: int) -> int | None:
@@ -276,4 +313,6 @@ def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
     cfg["early_stop"] = None if stopping is None else {"patience": stopping.patience, "min_delta": stopping.min_delta}
     cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
     cfg["model"] = type(scope["model"]).__name__
+    if scope.get("found") is not None:
+        cfg["lr_found_by"] = "the learning-rate finder (lr='find'; lr_find.json)"
     return cfg

@@ -61,20 +61,38 @@ def distributed_facts(strategy: Strategy) -> dict[str, Any]:
     return facts() if strategy.world_size > 1 else {"world_size": 1, "nodes": 1, "backend": None}
 
 
-def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
-                      console: Any = None, on_ready: Any = None, doctor: bool = True) -> RunResult:
-    """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
+@dataclass
+class RunParts:
+    """What a config builds before any training: the device and processes, the task, its data, the model and loss
+    on the device (seeded initial weights), and the training loader for a given global batch."""
 
-    ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
+    config: Config
+    device: torch.device
+    strategy: Strategy
+    task: Task
+    bundle: DataBundle
+    model: torch.nn.Module
+    loss_fn: Any
+
+    def loader(self, batch_size: int) -> EpochLoader:
+        """The training loader of global batches of ``batch_size`` (each process's share in micro-batches)."""
+        config, strategy = self.config.model_copy(deep=True), self.strategy
+        config.train.batch_size = batch_size  # (a text task's length buckets are batches of it too)
+        micro = micro_batch_size(batch_size, processes=strategy.world_size, accumulate=config.train.accumulate)
+        return EpochLoader(self.bundle.train, batch_size=batch_size, shuffle=True, seed=config.seed,
+                           micro_batch_size=micro, sharding=strategy,
+                           **_loader_options(self.task, config, self.bundle.train, self.device.type == "cuda",
+                                             train=True))
+
+
+def prepare(config: Config) -> RunParts:
+    """Threads, seed, device and strategy, then the task's data, model and loss (on the device)."""
     from trainwell.engine.distributed import device_for, strategy_for
 
     apply_threads(config.train.threads)
     seed_everything(config.seed, config.deterministic)
-    tc = config.train
     device = device_for(resolve_device(config.device))
     strategy = strategy_for(device, sync_bn=config.model.sync_bn)
-    main = strategy.is_main
-    micro = micro_batch_size(tc.batch_size, processes=strategy.world_size, accumulate=tc.accumulate)
     task = get_task(config.task)
     bundle = task.build_data(config)
     model = task.build_model(config, bundle)
@@ -82,10 +100,25 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     model.to(device)
     use_channels_last(model, config.model.channels_last, device.type)
     loss_fn.to(device)
+    return RunParts(config, device, strategy, task, bundle, model, loss_fn)
+
+
+def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
+                      console: Any = None, on_ready: Any = None, doctor: bool = True) -> RunResult:
+    """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
+
+    ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
+    parts = prepare(config)
+    device, strategy, task, bundle, model, loss_fn = (parts.device, parts.strategy, parts.task, parts.bundle,
+                                                      parts.model, parts.loss_fn)
+    main = strategy.is_main
     pin = device.type == "cuda"
-    train_loader = EpochLoader(bundle.train, batch_size=tc.batch_size, shuffle=True, seed=config.seed,
-                               micro_batch_size=micro, sharding=strategy,
-                               **_loader_options(task, config, bundle.train, pin, train=True))
+    from trainwell.app.auto import resolve_auto
+
+    auto = resolve_auto(config, run_dir, parts, console=console)  # --batch-size / --lr auto: numbers, recorded
+    config = auto.config
+    tc = config.train
+    train_loader = parts.loader(tc.batch_size)
     val_loader = _eval_loader(bundle.val, config, pin, task, strategy)
     optimizer = build_optimizer(list(model.parameters()) + list(loss_fn.parameters()), tc.optimizer, tc.lr,
                                 weight_decay=tc.weight_decay, momentum=tc.momentum)
@@ -105,6 +138,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         from trainwell.engine.ema import Ema
 
         callbacks.insert(0, Ema(tc.ema))
+    callbacks += auto.callbacks  # summary.json's record of what the finders chose
     if doctor and main:  # the doctor looks at rank 0's process, whose model and data are every process's
         from trainwell.doctor.callback import DoctorCallback
 
@@ -125,7 +159,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
             import shutil
 
             shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)  # the stopped attempt's events
-        save_yaml(config, run_dir / "config.yaml")
+        save_yaml(config, run_dir / "config.yaml", notes=auto.notes)
         from trainwell.env import collect_env
 
         write_json(run_dir / "env.json", {**collect_env(), **distributed_facts(strategy)})

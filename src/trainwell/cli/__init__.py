@@ -12,9 +12,9 @@ from typing import Any
 
 from trainwell import __version__
 from trainwell.cli import checks, doctor, env, listing, predict, summary, train
-from trainwell.cli import card, diff, embed, export, runs, verify
+from trainwell.cli import card, diff, embed, export, lr_find, runs, verify
 
-COMMANDS = (train, doctor, checks, env, summary, predict, export, embed, verify, listing, runs, diff, card)
+COMMANDS = (train, doctor, checks, env, summary, predict, export, embed, verify, listing, runs, diff, card, lr_find)
 
 
 class _Parser(argparse.ArgumentParser):

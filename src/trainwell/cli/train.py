@@ -33,9 +33,12 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
     p.add_argument("--epochs", type=int)
-    p.add_argument("--batch-size", type=int,
-                   help="the global batch: the samples of one optimizer step, however it is computed")
-    p.add_argument("--lr", type=float, help="learning rate (the peak rate with the onecycle scheduler)")
+    p.add_argument("--batch-size", type=_or_auto(int), metavar="N|auto",
+                   help="the global batch: the samples of one optimizer step, however it is computed; auto: the "
+                        "largest power of two whose step fits in GPU memory")
+    p.add_argument("--lr", type=_or_auto(float), metavar="LR|auto",
+                   help="learning rate (the peak rate with the onecycle scheduler); auto: run the learning-rate "
+                        "finder first and train with its suggestion (see `trainwell lr-find`)")
     p.add_argument("--optimizer", help="adam, adamw or sgd")
     p.add_argument("--seed", type=int)
     p.add_argument("--device", help="auto (default), cpu, cuda, cuda:N or mps")
@@ -56,6 +59,16 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set any config field, e.g. --set train.scheduler=cosine --set model.dropout=0.3")
+
+
+def _or_auto(kind: type) -> Any:
+    """An argparse type: a number of ``kind``, or the word auto."""
+
+    def parse(text: str) -> Any:
+        return "auto" if text == "auto" else kind(text)
+
+    parse.__name__ = kind.__name__  # argparse names the type in its error: "invalid float value: 'x'"
+    return parse
 
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:

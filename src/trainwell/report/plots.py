@@ -297,3 +297,31 @@ def compare_accuracy_plot(runs: list[tuple[str, list[dict]]]) -> bytes | None:
             ax.plot(x, [v * 100 for v in y], color=RUN_COLORS[i % len(RUN_COLORS)], marker="o", markersize=4,
                     label=f"{label}: val accuracy")
     return _accuracy_png(fig, ax, "Validation accuracy")
+
+
+def lr_find_plot(lrs: list[float], losses: list[float], smoothed: list[float], *, suggestion: float | None,
+                 diverged_at: float | None) -> bytes:
+    """The learning-rate range test: loss (raw and smoothed) against the learning rate on a log axis, with the
+    suggestion and the rate where the loss diverged marked."""
+    fig, ax = _new_figure()
+    raw = [v if math.isfinite(v) else math.nan for v in losses]
+    kept = [(x, y) for x, y in zip(lrs, smoothed) if y is not None and math.isfinite(y)]
+    if _has_finite(raw):
+        ax.plot(lrs[:len(raw)], raw, color=_TRAIN_COLOR, alpha=0.25, linewidth=0.8, label="loss")
+    if kept:
+        ax.plot([x for x, _ in kept], [y for _, y in kept], color=_TRAIN_COLOR, linewidth=1.6,
+                label="loss (smoothed)")
+        top = max(y for _, y in kept)
+        bottom = min(y for _, y in kept)
+        ax.set_ylim(bottom - 0.1 * (top - bottom + 1e-12), top + 0.5 * (top - bottom + 1e-12))  # the tail off-chart
+    if suggestion is not None:
+        ax.axvline(suggestion, color=_LR_COLOR, linewidth=1.4, label=f"suggestion {suggestion:.2g}")
+    if diverged_at is not None:
+        ax.axvline(diverged_at, color=_VAL_COLOR, linestyle="--", linewidth=1.0, label=f"diverged at {diverged_at:.2g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("learning rate")
+    ax.set_ylabel("loss")
+    ax.set_title("Learning-rate range test")
+    if kept or _has_finite(raw):
+        ax.legend(loc="upper left", fontsize="small")
+    return _to_png(fig)
