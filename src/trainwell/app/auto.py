@@ -57,6 +57,17 @@ def resolve_auto(config: Config, run_dir: Path, parts: Any, *, console: Any = No
     return Auto(config, notes_for(entries), [Recorded(entries)] if entries else [])
 
 
+def require_numbers(config: Config, command: str) -> None:
+    """Commands that check one configuration (the doctor's preflight) need the numbers, not ``auto``."""
+    from trainwell._errors import TrainwellError
+
+    auto = [key for key in ("batch_size", "lr") if getattr(config.train, key) == "auto"]
+    if auto:
+        raise TrainwellError(f"{command} checks one configuration; train.{' and train.'.join(auto)} "
+                             f"{'is' if len(auto) == 1 else 'are'} auto, chosen only when `trainwell train` starts.",
+                             fix="give numbers (`trainwell lr-find` suggests a learning rate)")
+
+
 def configured(config: Config, key: str) -> Any:
     """What ``train.<key>`` would be without ``auto``: the dataset's recipe, else the default."""
     from trainwell.data.registry import DatasetRecipes

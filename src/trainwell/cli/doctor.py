@@ -44,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from trainwell.app.configure import resolve
 
     config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
+    from trainwell.app.auto import require_numbers
+
+    require_numbers(config, "trainwell doctor")
     return preflight(config, lang=lang, json_path=Path(json_path) if json_path else None, console=console)
 
 
