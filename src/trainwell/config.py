@@ -189,7 +189,7 @@ class TrainConfig(_Section):
         lr = info.field_name == "lr"
         number = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
         if number is None or (not 0 < number <= 10 if lr else number < 1 or number != int(number)):
-            raise ValueError("give a learning rate above 0 and at most 10, or auto (the learning-rate finder)" if lr
+            raise ValueError("give a learning rate greater than 0 and at most 10, or auto (the learning-rate finder)" if lr
                              else "give a whole number of samples, at least 1, or auto (the largest that fits in "
                                   "GPU memory)")
         return v
