@@ -38,12 +38,12 @@ class RunResult:
 
 
 def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: int,
-                     extra: dict[str, Any], main: bool = True) -> list[Callback]:
-    """metrics.csv, steps.csv, TensorBoard events and checkpoints: what every run folder gets.
+                     extra: dict[str, Any], main: bool = True, loggers: list[Callback] | None = None) -> list[Callback]:
+    """metrics.csv, steps.csv, TensorBoard events, ``loggers`` (MLflow) and checkpoints: what every run folder gets.
 
-    (steps.csv comes before the checkpoints: the rows up to a checkpoint's step are written before it.) Only the
-    ``main`` process (rank 0) writes; the others keep just the checkpointer, which joins the exchange of pending
-    losses that a checkpoint starts but writes nothing.
+    (steps.csv and the loggers come before the checkpoints: what a checkpoint's step has seen is logged before it.)
+    Only the ``main`` process (rank 0) writes; the others keep just the checkpointer, which joins the exchange of
+    pending losses that a checkpoint starts but writes nothing.
     """
     from trainwell.report.metrics import CsvLogger, StepsCsv, TensorBoardLogger
 
@@ -51,7 +51,7 @@ def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: 
     if not main:
         return [checkpointer]
     return [CsvLogger(run_dir / "metrics.csv"), StepsCsv(run_dir / "steps.csv"),
-            TensorBoardLogger(run_dir / "tensorboard", log_every), checkpointer]
+            TensorBoardLogger(run_dir / "tensorboard", log_every), *(loggers or []), checkpointer]
 
 
 def distributed_facts(strategy: Strategy) -> dict[str, Any]:
@@ -74,6 +74,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     device = device_for(resolve_device(config.device))
     strategy = strategy_for(device, sync_bn=config.model.sync_bn)
     main = strategy.is_main
+    from trainwell.report.mlflow_logger import run_loggers
+
+    loggers = run_loggers(config.log, params=config.to_dict(), run_dir=run_dir, log_every=tc.log_every) if main else []
     micro = micro_batch_size(tc.batch_size, processes=strategy.world_size, accumulate=tc.accumulate)
     task = get_task(config.task)
     bundle = task.build_data(config)
@@ -95,7 +98,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     train_transform, eval_transform = task.transforms(config, bundle)
     extra = {"config": config.to_dict(), "data": task.payload(config, bundle)}
     callbacks = folder_callbacks(run_dir, checkpoint_every=tc.checkpoint_every, log_every=tc.log_every, extra=extra,
-                                 main=main)
+                                 main=main, loggers=loggers)
     from trainwell.engine.progress import progress_callback
 
     shown = progress_callback(progress if main else "none", console)  # only rank 0 prints
@@ -220,4 +223,6 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
                  steps=read_steps(run_dir / "steps.csv"), config=config, summary=report_summary, extra_sections=extra)
     from trainwell.results.card import write_card
     write_card(run_dir)  # README.md, the model card, from the files just written
+    for cb in trainer.callbacks:  # e.g. MLflow takes the finished folder's files
+        cb.on_run_end(trainer, summary)
     return summary
