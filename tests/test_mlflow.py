@@ -150,7 +150,7 @@ def fail_after(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 @pytest.mark.slow
 def test_ctrl_c_marks_the_run_killed_and_resume_continues_the_same_mlflow_run(
-        store: str, tmp_path: Path, fail_after: Any) -> None:
+        store: str, tmp_path: Path, fail_after: Any, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("mlflow")
     experiment = "resumed"
     fail_after(BATCHES + 3, KeyboardInterrupt)  # in the second epoch
@@ -160,7 +160,9 @@ def test_ctrl_c_marks_the_run_killed_and_resume_continues_the_same_mlflow_run(
     assert stopped.info.status == "KILLED"
     assert [s for s, _ in history(store, stopped.info.run_id, "val_loss")] == [1]
     fail_after(0, KeyboardInterrupt)  # never
+    capsys.readouterr()
     assert main(["train", "--resume", "run"]) == 0
+    assert f"run {stopped.info.run_id} (continued)" in capsys.readouterr().err
     [run] = runs_of(store, experiment)
     assert run.info.run_id == stopped.info.run_id and run.info.status == "FINISHED"
     assert history(store, run.info.run_id, "val_loss") == list(enumerate(column(tmp_path / "run", "val_loss"), 1))
@@ -176,7 +178,8 @@ def test_a_crash_after_logging_past_the_last_checkpoint_logs_each_step_once_afte
     fail_after(27, RuntimeError)
     with pytest.raises(RuntimeError, match="stopped by the test"):
         main(["train", *ARGS, "--out", "run", "--logger", "mlflow", "--tracking-uri", store, "--checkpoint-every", "4",
-              "--set", "train.log_every=5", "--set", f"log.mlflow_experiment={experiment}"])
+              "--set", "train.log_every=5", "--set", f"log.mlflow_experiment={experiment}",
+              "--set", "log.mlflow_checkpoints=true"])
     [failed] = runs_of(store, experiment)
     assert failed.info.status == "FAILED"
     assert [s for s, _ in history(store, failed.info.run_id, "step/loss")][-1] == 25
@@ -186,6 +189,10 @@ def test_a_crash_after_logging_past_the_last_checkpoint_logs_each_step_once_afte
     assert run.info.run_id == failed.info.run_id and run.info.status == "FINISHED"
     assert [s for s, _ in history(store, run.info.run_id, "step/loss")] == list(range(5, 2 * BATCHES + 1, 5))
     assert [s for s, _ in history(store, run.info.run_id, "val_loss")] == [1, 2]
+    import mlflow  # log.mlflow_checkpoints=true adds best.pt to the folder's files
+
+    logged = mlflow.MlflowClient(tracking_uri=store).list_artifacts(run.info.run_id, "checkpoints")
+    assert [a.path for a in logged] == ["checkpoints/best.pt"]
 
 
 @pytest.mark.slow
@@ -202,3 +209,20 @@ def test_fit_without_a_folder_logs_the_epochs_and_finishes_the_run(store: str) -
     [run] = runs_of(store, "fit")
     assert run.info.status == "FINISHED" and run.data.params["lr"] == "0.001"
     assert history(store, run.info.run_id, "val_loss") == [(r["epoch"], r["val_loss"]) for r in result.history]
+
+
+@pytest.mark.slow
+def test_under_two_processes_rank_0_alone_logs(store: str, tmp_path: Path) -> None:
+    pytest.importorskip("mlflow")
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "src")
+    command = [sys.executable, "-m", "trainwell", "train", *ARGS, "--epochs", "1", "--nproc", "2", "--out", "run",
+               "--logger", "mlflow", "--tracking-uri", store, "--set", "log.mlflow_experiment=ddp"]
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (done.stdout + done.stderr).count("MLflow: logging to") == 1
+    [run] = runs_of(store, "ddp")
+    assert run.info.status == "FINISHED" and [s for s, _ in history(store, run.info.run_id, "val_loss")] == [1]

@@ -125,7 +125,8 @@ class MlflowLogger(Callback):
             self._continue(saved["run_id"])
         else:
             self._start()
-        print(f"MLflow: logging to {self.uri}, experiment {self.experiment}, run {self.run_id}", file=sys.stderr)
+        print(f"MLflow: logging to {self.uri}, experiment {self.experiment}, run {self.run_id}"
+              + (" (continued)" if saved else ""), file=sys.stderr)
 
     def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
         now = _millis()
