@@ -202,6 +202,25 @@ class TrainConfig(_Section):
         return self
 
 
+class LogConfig(_Section):
+    """Where a run is logged besides its folder (metrics.csv, steps.csv, TensorBoard); rank 0 alone logs."""
+
+    # mlflow: params, per-epoch metrics, test figures and the folder's small files (not the checkpoints) to an
+    # MLflow tracking store; needs the [mlflow] extra (pip install "trainwell[mlflow]").
+    loggers: list[Literal["mlflow"]] = Field(default_factory=list)
+    # tracking URI; None: $MLFLOW_TRACKING_URI, else the SQLite store ./mlruns/mlflow.db (artifacts in mlruns/)
+    mlflow_uri: str | None = None
+    mlflow_experiment: str = Field("trainwell", min_length=1)
+    mlflow_checkpoints: bool = False  # also log checkpoints/best.pt as an artifact
+
+    @model_validator(mode="after")
+    def _mlflow_options(self) -> LogConfig:
+        if self.mlflow_uri is not None and "mlflow" not in self.loggers:
+            raise ValueError("mlflow_uri is set but loggers does not include mlflow; add --logger mlflow "
+                             "(log.loggers=[mlflow]) or drop the URI")
+        return self
+
+
 class Config(_Section):
     task: Literal["classification", "text", "embedding"] = "classification"
     seed: int = 0
@@ -214,6 +233,7 @@ class Config(_Section):
     train: TrainConfig = Field(default_factory=TrainConfig)
     text: TextConfig = Field(default_factory=TextConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    log: LogConfig = Field(default_factory=LogConfig)
 
     @field_validator("device")
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -89,7 +90,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         mode: Literal["auto", "min", "max"] = "auto", ema: float | None = None,
         steps_per_epoch: int | None = None, threads: int | None = None,
         precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
-        compile: bool = False, early_stop: Any = None) -> FitResult:
+        compile: bool = False, early_stop: Any = None, loggers: Sequence[Literal["mlflow"]] = (),
+        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell") -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -118,6 +120,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``trainwell lr-find`` does; the model and optimizer are restored afterwards) and trains with its suggestion:
     ``result.lr_find`` has the rate, the reason and the curve (with ``out``, also lr_find.json and lr_find.png).
     When the curve shows no clear descent it is an error that says so, rather than a guessed rate.
+    ``loggers=["mlflow"]`` also logs the run to MLflow (the ``[mlflow]`` extra): the arguments as params, every
+    epoch's numbers, and with ``out`` the test figures and the folder's small files (not the checkpoints), to
+    ``mlflow_uri`` (default ``$MLFLOW_TRACKING_URI``, else ``sqlite:///mlruns/mlflow.db``) in ``mlflow_experiment``.
     ``threads`` sets torch's intra-op CPU threads for this process; by default ``fit`` leaves the count your
     process already uses (``torch.set_num_threads`` is yours), while ``trainwell train`` picks the usable cores
     divided by the processes on the machine (``trainwell.machine``).
@@ -180,19 +185,26 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     run_dir = None
     kept: list[dict[str, Any]] = []
     if out is not None:
-        from trainwell.app.run import folder_callbacks
         from trainwell.engine.run_folder import new_run_dir
 
         run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit"))
+    from trainwell.config import LogConfig
+    from trainwell.report.mlflow_logger import run_loggers
+
+    log = LogConfig(loggers=list(loggers), mlflow_uri=mlflow_uri, mlflow_experiment=mlflow_experiment)
+    logged = run_loggers(log, params=_fit_config(locals()), run_dir=run_dir, log_every=LOG_EVERY) if main else []
+    if run_dir is not None:
+        from trainwell.app.run import folder_callbacks
+
         cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
-                                extra={"config": _fit_config(locals())}, main=main)
+                                extra={"config": _fit_config(locals())}, main=main, loggers=logged)
         if found is not None and main:
             from trainwell.app.auto import Recorded
             from trainwell.app.lr_sweep import record
 
             cbs.append(Recorded(record(run_dir, found, chosen=lr, configured=None)))
     else:
-        cbs.append(_KeepSteps(kept))
+        cbs += [*logged, _KeepSteps(kept)]
     if shown is not None:
         cbs.insert(0, shown)
     if ema is not None:

@@ -38,12 +38,12 @@ class RunResult:
 
 
 def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: int,
-                     extra: dict[str, Any], main: bool = True) -> list[Callback]:
-    """metrics.csv, steps.csv, TensorBoard events and checkpoints: what every run folder gets.
+                     extra: dict[str, Any], main: bool = True, loggers: list[Callback] | None = None) -> list[Callback]:
+    """metrics.csv, steps.csv, TensorBoard events, ``loggers`` (MLflow) and checkpoints: what every run folder gets.
 
-    (steps.csv comes before the checkpoints: the rows up to a checkpoint's step are written before it.) Only the
-    ``main`` process (rank 0) writes; the others keep just the checkpointer, which joins the exchange of pending
-    losses that a checkpoint starts but writes nothing.
+    (steps.csv and the loggers come before the checkpoints: what a checkpoint's step has seen is logged before it.)
+    Only the ``main`` process (rank 0) writes; the others keep just the checkpointer, which joins the exchange of
+    pending losses that a checkpoint starts but writes nothing.
     """
     from trainwell.report.metrics import CsvLogger, StepsCsv, TensorBoardLogger
 
@@ -51,7 +51,7 @@ def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: 
     if not main:
         return [checkpointer]
     return [CsvLogger(run_dir / "metrics.csv"), StepsCsv(run_dir / "steps.csv"),
-            TensorBoardLogger(run_dir / "tensorboard", log_every), checkpointer]
+            TensorBoardLogger(run_dir / "tensorboard", log_every), *(loggers or []), checkpointer]
 
 
 def distributed_facts(strategy: Strategy) -> dict[str, Any]:
@@ -108,6 +108,10 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
 
     ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
+    from trainwell.report.mlflow_logger import import_mlflow, run_loggers, store_uri
+
+    if "mlflow" in config.log.loggers:  # a missing package fails the run before any data is read
+        import_mlflow(store_uri(config.log.mlflow_uri))
     parts = prepare(config)
     device, strategy, task, bundle, model, loss_fn = (parts.device, parts.strategy, parts.task, parts.bundle,
                                                       parts.model, parts.loss_fn)
@@ -118,6 +122,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     auto = resolve_auto(config, run_dir, parts, console=console)  # --batch-size / --lr auto: numbers, recorded
     config = auto.config
     tc = config.train
+    loggers = run_loggers(config.log, params=config.to_dict(), run_dir=run_dir, log_every=tc.log_every) if main else []
     train_loader = parts.loader(tc.batch_size)
     val_loader = _eval_loader(bundle.val, config, pin, task, strategy)
     optimizer = build_optimizer(list(model.parameters()) + list(loss_fn.parameters()), tc.optimizer, tc.lr,
@@ -128,7 +133,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     train_transform, eval_transform = task.transforms(config, bundle)
     extra = {"config": config.to_dict(), "data": task.payload(config, bundle)}
     callbacks = folder_callbacks(run_dir, checkpoint_every=tc.checkpoint_every, log_every=tc.log_every, extra=extra,
-                                 main=main)
+                                 main=main, loggers=loggers)
     from trainwell.engine.progress import progress_callback
 
     shown = progress_callback(progress if main else "none", console)  # only rank 0 prints
@@ -254,4 +259,6 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
                  steps=read_steps(run_dir / "steps.csv"), config=config, summary=report_summary, extra_sections=extra)
     from trainwell.results.card import write_card
     write_card(run_dir)  # README.md, the model card, from the files just written
+    for cb in trainer.callbacks:  # e.g. MLflow takes the finished folder's files
+        cb.on_run_end(trainer, summary)
     return summary

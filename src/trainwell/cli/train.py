@@ -17,6 +17,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint-every", type=int, metavar="STEPS", help="also save last.pt every STEPS steps")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
     p.add_argument("--no-doctor", action="store_true", help="do not run the doctor's checks during training")
+    p.add_argument("--logger", action="append", choices=["mlflow"],
+                   help="also log to MLflow: params, metrics, test figures, report.html and the folder's small files "
+                        "(not the checkpoints; log.mlflow_checkpoints=true adds best.pt); needs trainwell[mlflow]")
+    p.add_argument("--tracking-uri", metavar="URI", help="with --logger mlflow: the MLflow store (default: "
+                   "$MLFLOW_TRACKING_URI, else sqlite:///mlruns/mlflow.db, artifacts in mlruns/)")
     p.add_argument("--nproc", type=int, metavar="N",
                    help="train in N processes on this machine (one per GPU; DDP), started by torchrun's elastic agent")
     p.add_argument("--max-restarts", type=int, default=0, metavar="K",
@@ -79,6 +84,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
         "train.precision": args.precision, "train.accumulate": args.accumulate, "train.compile": args.compile,
         "train.early_stop.patience": getattr(args, "early_stop", None),
+        "log.loggers": getattr(args, "logger", None), "log.mlflow_uri": getattr(args, "tracking_uri", None),
     }
 
 

@@ -74,3 +74,7 @@ class Callback:
     def report_sections(self, trainer: Trainer) -> list[tuple[str, str]]:
         """Extra ``report.html`` sections as (heading, HTML body) pairs; the body is escaped by the callback."""
         return []
+
+    def on_run_end(self, trainer: Trainer, summary: dict[str, Any]) -> None:
+        """The run folder is complete (summary.json, report.html, README.md written; ``summary`` is summary.json's
+        content): e.g. send it elsewhere. Called on rank 0 by ``trainwell train`` and ``fit(out=...)``."""
