@@ -39,4 +39,4 @@ def test_data_wait_is_the_share_of_epoch_time_spent_loading_and_reaches_the_repo
     assert 0.0 <= fast.history[0]["data_wait"] < slow.history[0]["data_wait"] / 2
     assert slow.run_dir is not None
     assert "data_wait" in (slow.run_dir / "metrics.csv").read_text().splitlines()[0].split(",")
-    assert "<th>data wait</th>" in (slow.run_dir / "report.html").read_text()
+    assert "<th>Data wait</th>" in (slow.run_dir / "report.html").read_text()

@@ -216,7 +216,7 @@ def test_fit_learns_two_heads_and_logs_each_task(digits: tuple, tmp_path: Path) 
 
     page = (run / "report.html").read_text(encoding="utf-8")
     assert 'alt="loss per task"' in page and 'alt="task weights"' in page
-    assert "Val accuracy digit" in page  # summary row
+    assert "Validation accuracy (digit)" in page  # summary row
 
     ckpt = load_checkpoint(run / "checkpoints" / "last.pt")
     assert torch.equal(ckpt["loss"]["weighting.log_vars"], log_vars)

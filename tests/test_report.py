@@ -171,3 +171,68 @@ def test_write_report_overwrites_existing(tmp_path: Path) -> None:
     epochs, steps = _run(n_epochs=1)
     write_report(target, title="new", epochs=epochs, steps=steps, config={"a": 1}, summary={})
     assert "<title>new</title>" in target.read_text(encoding="utf-8")
+
+
+# --- what the page shows ------------------------------------------------------
+
+
+def test_worst_mistakes_are_the_most_confident_wrong_predictions() -> None:
+    import numpy as np
+
+    from trainwell.tasks.test_errors import confusion_matrix, worst_mistakes
+
+    probs = np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1], [0.05, 0.05, 0.9], [0.6, 0.3, 0.1], [0.1, 0.8, 0.1],
+                      [0.3, 0.3, 0.4]])
+    labels = np.array([0, 0, 1, 1, 1, 0])  # wrong: 1 (p .7), 2 (p .9), 3 (p .6), 5 (p .4)
+    worst = worst_mistakes(probs, labels, k=3)
+    assert [(m.index, m.true, m.predicted) for m in worst] == [(2, 1, 2), (1, 0, 1), (3, 1, 0)]
+    assert [m.probability for m in worst] == [0.9, 0.7, 0.6] and worst[0].true_probability == 0.05
+    counts = confusion_matrix(labels, probs.argmax(1), 3)
+    assert counts.tolist() == [[1, 1, 1], [1, 1, 1], [0, 0, 0]] and counts.sum() == len(labels)
+    assert worst_mistakes(np.eye(3), np.arange(3)) == []
+
+
+def test_legends_sit_outside_the_axes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from trainwell.report import plots
+    from trainwell.verification.report import roc_plot
+
+    figures = []
+    real = plots.to_png
+    monkeypatch.setattr(plots, "to_png", lambda fig: figures.append(fig) or real(fig))
+    epochs, steps = _run()
+    epochs = [{**row, "train_accuracy": 0.8, "train_ink": 0.3, "val_ink": 0.4} for row in epochs]
+    plots.loss_plot(steps, epochs)
+    plots.accuracy_plot(epochs)
+    plots.task_loss_plot(epochs)
+    plots.grad_norm_plot([{"step": 1, "a": 1.0, "b": 2.0}, {"step": 2, "a": 0.5, "b": 1.0}])
+    import numpy as np
+
+    roc_plot({"embedding": (np.array([0.0, 0.01, 1.0]), np.array([0.0, 0.9, 1.0]))})
+    assert len(figures) == 5
+    for fig in figures:
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        assert legend is not None
+        box, plot = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert box.x0 >= plot.x1, "the legend overlaps the plotting area"
+        assert box.x1 <= fig.bbox.x1 + 1, "the legend is cut off"
+
+
+def test_embedding_report_leads_with_its_own_figures(tmp_path: Path) -> None:
+    epochs = [{"epoch": e, "step": 10 * e, "train_loss": 1.0 / e, "val_loss": 0.9 / e, "val_accuracy": None,
+               "val_auc": 0.9 + e / 100, "val_tar_at_far1": 0.5 + e / 10, "lr": 0.01, "seconds": 1.0,
+               "data_wait": 0.05} for e in (1, 2)]
+    config = {"task": "embedding", "data": {"name": "mnist-5k"}, "embedding": {"dim": 64}, "text": {"max_len": 9}}
+    summary = {"test_accuracy": None, "val_loss": 0.45, "best_epoch": 2, "test_auc": 0.987654, "threshold": 0.5}
+    page = write_report(tmp_path / "r.html", title="emb", epochs=epochs, steps=[], config=config,
+                        summary=summary).read_text(encoding="utf-8")
+    heads = re.findall(r"<th>([^<]*)</th>", page[page.index("<h2>Epochs</h2>"):])
+    assert heads == ["Epoch", "Step", "Training loss", "Validation loss", "Validation ROC AUC",
+                     "Validation TAR at FAR 1 %", "Learning rate", "Seconds", "Data wait"]
+    assert "Validation accuracy" not in page and "Test accuracy" not in page  # no rows of dashes
+    rows = re.findall(r'<tr data-key="([^"]+)"', page)
+    assert rows[0] == "test_auc" and ">0.9877<" in page and ">70.00%<" in page
+    assert page.index('alt="validation scores per epoch"') < page.index('alt="loss curve"')
+    config_part = page[page.index("<h2>Configuration</h2>"):]
+    assert "embedding:\n  dim: 64" in config_part and "max_len" not in config_part

@@ -255,7 +255,8 @@ def test_card_written_by_the_run_and_every_number_from_its_files(runs: Path) -> 
     sizes = s["split_sizes"]
     best = next(r for r in csv.DictReader((run / "metrics.csv").open()) if int(r["epoch"]) == s["best_epoch"])
     assert f"| loss | {float(best['train_loss']):.4g} | {s['val_loss']:.4g} | {s['test_loss']:.4g} |" in card
-    assert f"| accuracy | — | {100 * s['val_accuracy']:.2f}% | {100 * s['test_accuracy']:.2f}% |" in card
+    assert (f"| accuracy | {100 * float(best['train_accuracy']):.2f}% | {100 * s['val_accuracy']:.2f}% | "
+            f"{100 * s['test_accuracy']:.2f}% |") in card
     assert f"val (best epoch, {s['best_epoch']})" in card
     assert f"- parameters: {s['parameters']:,}" in card
     assert f"train {sizes['train']:,}, val {sizes['val']:,}, test {sizes['test']:,} ({sum(sizes.values()):,} samples)" in card

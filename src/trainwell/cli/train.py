@@ -60,7 +60,8 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
                    help="stop after PATIENCE epochs in a row without improvement of the monitored value "
                         "(train.monitor; set train.early_stop.min_delta for the smallest change that counts); "
                         "the run still finishes (test on best.pt, report)")
-    p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>)")
+    p.add_argument("--out", help="run folder to create (default: runs/<data>-<model>-<time>, the task after the data "
+                   "when it is not classification)")
     p.add_argument("--config", metavar="FILE.yaml", help="a YAML file of config values")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set any config field, e.g. --set train.scheduler=cosine --set model.dropout=0.3")
@@ -135,7 +136,7 @@ def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] |
 
     config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
     existed = config.out is not None and Path(config.out).expanduser().is_dir()
-    run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name))
+    run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name, config.task))
     _print_config(console, config)
     return config, run_dir, existed
 

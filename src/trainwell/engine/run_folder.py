@@ -65,9 +65,12 @@ def discard_unfinished(path: Path, existed: bool, *, interrupted: bool = False) 
         shutil.rmtree(path, ignore_errors=True)
 
 
-def default_name(data: str, model: str) -> str:
+def default_name(data: str, model: str, task: str = "classification") -> str:
+    """``<data>-<model>-<time>``, with the task after the data when it is not plain classification
+    (``mnist-5k-embedding-cnn-<time>``); :func:`new_run_dir` adds a suffix when the name is taken."""
     model = model.rsplit(":", 1)[-1].lower()
-    return f"{data}-{model}-{time.strftime('%Y%m%d-%H%M%S')}"
+    task_part = "" if task == "classification" else f"{task}-"
+    return f"{data}-{task_part}{model}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def check_run_dir(path: Path, *, checkpoint: bool = True) -> Path:

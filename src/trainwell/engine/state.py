@@ -18,6 +18,7 @@ class TrainState:
     epoch_loss_sum: float = 0.0  # of the current epoch: sum of loss * batch size
     epoch_samples: int = 0
     epoch_parts: dict[str, float] = field(default_factory=dict)  # multi-task: sum of each loss part * batch size
+    epoch_hits: dict[str, float] = field(default_factory=dict)  # classification: sum of each accuracy * batch size
     epoch_seconds: float = 0.0
     epoch_wait_seconds: float = 0.0  # of epoch_seconds: time spent waiting for the loader's next batch
     train_seconds: float = 0.0  # time spent training (not validating), all epochs

@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import torch
@@ -107,8 +107,7 @@ class Accuracy:
             for name, (out, y) in heads.items():
                 self.heads.setdefault(name, Accuracy()).update(out, y)
             return
-        if (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
-                and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0]):
+        if _is_class_target(output, target):
             self.correct = self.correct + (output.argmax(dim=1) == target).sum()
             self.n += int(target.shape[0])
         else:
@@ -136,6 +135,12 @@ class Accuracy:
         return "max" if name == "accuracy" or name.startswith("accuracy_") else None
 
 
+def _is_class_target(output: Any, target: Any) -> bool:
+    """Logits (N, C) and class indices (N,): where top-1 accuracy applies."""
+    return (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
+            and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0])
+
+
 def _heads(output: Any, target: Any, names: list[str] | None) -> dict[str, tuple[Any, Any]] | None:
     """Pair up the heads of a multi-output model with their targets; None for a single output."""
     if isinstance(output, Mapping) and isinstance(target, Mapping) and output.keys() == target.keys():
@@ -144,6 +149,15 @@ def _heads(output: Any, target: Any, names: list[str] | None) -> dict[str, tuple
         keys = names if names and len(names) == len(output) else [str(i) for i in range(len(output))]
         return {k: (o, t) for k, o, t in zip(keys, output, target)}
     return None
+
+
+def _hit_rates(output: Any, target: Any, names: list[str] | None) -> dict[str, torch.Tensor]:
+    """A training micro-batch's share of top-1 hits per accuracy name, on the device (nothing where
+    accuracy does not apply, as :class:`Accuracy` decides)."""
+    heads = _heads(output, target, names)
+    pairs = {"accuracy": (output, target)} if heads is None else {f"accuracy_{k}": v for k, v in heads.items()}
+    return {name: (out.detach().argmax(dim=1) == y).float().mean() for name, (out, y) in pairs.items()
+            if _is_class_target(out, y)}
 
 
 def split_loss(value: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -170,6 +184,7 @@ class _Step:
     lr: float
     loss: torch.Tensor
     parts: dict[str, torch.Tensor]
+    hits: dict[str, torch.Tensor] = field(default_factory=dict)  # accuracy name -> the step's share of hits
 
 
 def _read(tensors: list[torch.Tensor]) -> list[float]:
@@ -228,6 +243,10 @@ class Trainer:
         self.log_every = log_every
         self.callbacks = list(callbacks or [])
         self.metric = metric
+        # Classification also counts the training batches' top-1 hits (``train_accuracy``, per head with several).
+        probe = metric()
+        self._train_hits = isinstance(probe, Accuracy)
+        self._head_names = probe.names if isinstance(probe, Accuracy) else None
         self.precision = precision_plugin(precision, self.device)
         self.accumulate = accumulate
         self.early_stop = early_stop
@@ -327,7 +346,8 @@ class Trainer:
         then hand their rows to every callback's ``on_log``."""
         pending, self._pending = self._pending, []
         # Each process holds its share of every step's loss: the strategy sums the shares.
-        values = iter(self.strategy.reduce_floats(_read([t for s in pending for t in (s.loss, *s.parts.values())])))
+        values = iter(self.strategy.reduce_floats(_read([t for s in pending
+                                                         for t in (s.loss, *s.parts.values(), *s.hits.values())])))
         st = self.state
         rows = []
         for s in pending:
@@ -335,6 +355,8 @@ class Trainer:
             st.epoch_loss_sum += loss * s.size
             for name in s.parts:
                 st.epoch_parts[name] = st.epoch_parts.get(name, 0.0) + next(values) * s.size
+            for name in s.hits:
+                st.epoch_hits[name] = st.epoch_hits.get(name, 0.0) + next(values) * s.size
             rows.append({"step": s.step, "loss": loss, "lr": s.lr})
         if rows:
             self._call("on_log", rows)
@@ -464,6 +486,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         step_loss: torch.Tensor | None = None
         step_parts: dict[str, torch.Tensor] = {}
+        step_hits: dict[str, torch.Tensor] = {}
         position = st.epoch_samples  # where samples without known indices sit in the epoch
         for i, ((planned, _), batch) in enumerate(zip(group, pairs)):
             x, y = to_device(batch, self.device, self.non_blocking)
@@ -475,15 +498,20 @@ class Trainer:
             exchange = i == len(group) - 1  # gradients are exchanged once, on the step's last micro-batch
             with nullcontext() if exchange else self.strategy.no_sync(self.forward_model):
                 with self.precision.autocast():
-                    loss, parts = split_loss(self.loss_fn(call_model(self.forward_model, x), y))
+                    out = call_model(self.forward_model, x)
+                    loss, parts = split_loss(self.loss_fn(out, y))
                 share = None if shares is None else shares[i]
                 self.precision.backward(loss, share if share is None or factor == 1 else share * factor)
             loss, parts = loss.detach(), {k: v.detach() for k, v in parts.items()}
+            hits = _hit_rates(out, y, self._head_names) if self._train_hits else {}
             if share is not None:  # the step's loss: its micro-batches' mean losses weighted by their shares
                 loss, parts = loss * share, {k: v * share for k, v in parts.items()}
+                hits = {k: v * share for k, v in hits.items()}
             step_loss = loss if step_loss is None else step_loss + loss
             for k, v in parts.items():
                 step_parts[k] = step_parts[k] + v if k in step_parts else v
+            for k, v in hits.items():
+                step_hits[k] = step_hits[k] + v if k in step_hits else v
         assert step_loss is not None
         self.strategy.reduce_gradients(self._loss_params)
         self.precision.unscale(self.optimizer)  # true gradients for clipping and for callbacks that read them
@@ -500,7 +528,7 @@ class Trainer:
         st.batch_in_epoch += 1
         st.epoch_samples += size
         st.samples_seen += size
-        self._pending.append(_Step(st.step, size, lr, step_loss, step_parts))
+        self._pending.append(_Step(st.step, size, lr, step_loss, step_parts, step_hits))
         self._at_boundary = True
         return step_loss
 
@@ -515,7 +543,7 @@ class Trainer:
             "data_wait": st.epoch_wait_seconds / st.epoch_seconds if st.epoch_seconds else 0.0,
             **self.precision.epoch_values(),
         }
-        for name, value in st.epoch_parts.items():
+        for name, value in {**st.epoch_parts, **st.epoch_hits}.items():
             row[f"train_{name}"] = value / max(st.epoch_samples, 1)
         if self.val_loader is not None:
             self._call("on_validation_start")
@@ -539,7 +567,7 @@ class Trainer:
         st.epoch += 1
         st.batch_in_epoch = 0
         st.epoch_loss_sum, st.epoch_samples, st.epoch_seconds, st.epoch_wait_seconds = 0.0, 0, 0.0, 0.0
-        st.epoch_parts = {}
+        st.epoch_parts, st.epoch_hits = {}, {}
         return row
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from trainwell._files import atomic_write_text
 from trainwell.report import plots
-from trainwell.report.html import NO_DATA, _img, format_change, format_value, render_page
+from trainwell.report.html import NO_DATA, png_img, format_change, format_value, render_page
 
 
 @dataclass
@@ -41,10 +41,10 @@ def render_comparison(*, runs: list[Curves], config: list[tuple[str, Any, Any]],
                       deltas: list[tuple[str, Any, Any, Any]]) -> str:
     """The page as a string. ``config``: ``(dotted key, a, b)``; ``deltas``: ``(name, a, b, b - a)``."""
     a, b = runs
-    charts = [_img(plots.compare_loss_plot([(r.label, r.steps, r.epochs) for r in runs]), "loss of both runs")]
+    charts = [png_img(plots.compare_loss_plot([(r.label, r.steps, r.epochs) for r in runs]), "loss of both runs")]
     acc = plots.compare_accuracy_plot([(r.label, r.epochs) for r in runs])
     if acc is not None:
-        charts.append(_img(acc, "validation accuracy of both runs"))
+        charts.append(png_img(acc, "validation accuracy of both runs"))
     runs_table = _table(["", "run folder", "status"], [[r.label, r.path, r.status] for r in runs])
     config_table = (_table(["key", f"{a.label}", f"{b.label}"],
                            [[k, _config_value(va), _config_value(vb)] for k, va, vb in config])

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import base64
 from html import escape
 from typing import Any
 
+from trainwell.report.html import png_img
 from trainwell.report.plots import grad_norm_plot
 
 _COLORS = {"error": "#b00020", "warning": "#9a6700", "info": "#0b5cad"}
@@ -25,6 +25,5 @@ def doctor_sections(findings: list[Any], grad_norms: list[dict[str, float]]) -> 
     sections = [("Doctor", body)]
     png = grad_norm_plot(grad_norms)
     if png is not None:
-        img = base64.b64encode(png).decode("ascii")
-        sections.append(("Gradient norms", f'<img alt="gradient norm per layer" src="data:image/png;base64,{img}">'))
+        sections.append(("Gradient norms", png_img(png, "gradient norm per layer")))
     return sections

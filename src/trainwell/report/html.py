@@ -17,6 +17,7 @@ import yaml
 
 from trainwell._files import atomic_write_text
 from trainwell.report import plots
+from trainwell.report.labels import readable
 from trainwell.report.plots import as_float as _num
 
 NO_DATA = "no data yet"
@@ -32,7 +33,8 @@ th, td { padding: 0.25em 0.8em; border-bottom: 1px solid #eee; text-align: right
 th { background: #f6f6f6; }
 table.summary th { text-align: left; font-weight: normal; color: #555; }
 table.summary td { font-weight: 600; }
-img { max-width: 100%; height: auto; display: block; margin: 0.8em 0; }
+img { width: 100%; height: auto; display: block; margin: 0.8em 0; }
+img.square { max-width: 34em; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 .empty { color: #888; font-style: italic; }
 """.strip()
@@ -81,13 +83,16 @@ _fmt_percent = _finite("{:.2%}")
 _fmt_1dp = _finite("{:,.1f}")
 _fmt_duration = _finite("{:,.1f} s")
 _fmt_lr = _finite("{:.3g}")
+_fmt_4dp = _finite("{:.4f}")
 
 
 def _summary_formatter(key: str) -> Callable[[Any], str]:
     """Pick a formatter from the key's name (e.g. ``*_accuracy`` is a fraction shown as percent)."""
     k = key.lower()
-    if "accuracy" in k:
+    if "accuracy" in k or k.endswith("tar_at_far1") or k == "data_wait":
         return _fmt_percent
+    if k.endswith("_auc"):
+        return _fmt_4dp
     if k == "seconds" or k.endswith("_seconds"):
         return _fmt_duration
     if k.endswith("_per_second"):
@@ -110,40 +115,34 @@ def format_change(key: str, change: Any) -> str:
     return ("+" if x > 0 else "-" if x < 0 else "\u00b1") + _summary_formatter(key)(abs(change))
 
 
-def _label(key: str) -> str:
-    text = key.replace("_", " ")
-    return text[:1].upper() + text[1:]
+def _lead(key: str) -> int:
+    """Test figures first, then validation, then everything else (a stable order within each group)."""
+    return 0 if key.startswith("test_") else 1 if key.startswith("val_") else 2
 
 
 def _summary_html(summary: Mapping[str, Any]) -> str:
-    if not summary:
+    shown = sorted(((str(k), v) for k, v in summary.items() if v is not None), key=lambda kv: _lead(kv[0]))
+    if not shown:
         return f'<p class="empty">{NO_DATA}</p>'
     rows = "\n".join(
-        f"<tr><th>{escape(_label(str(k)))}</th><td>{escape(_summary_formatter(str(k))(v))}</td></tr>"
-        for k, v in summary.items()
+        f'<tr data-key="{escape(k)}"><th>{escape(readable(k))}</th><td>{escape(_summary_formatter(k)(v))}</td></tr>'
+        for k, v in shown
     )
     return f'<table class="summary">\n{rows}\n</table>'
 
 
+# The per-epoch columns in this order; any other train_* / val_* value goes after the validation ones.
+_FIRST = ("epoch", "step", "train_loss", "train_accuracy", "val_loss", "val_accuracy")
+_LAST = ("lr", "seconds", "data_wait", "skipped_steps", "loss_scale")
+
+
 def _epoch_columns(epochs: list[dict]) -> list[_EpochColumn]:
-    cols: list[_EpochColumn] = [
-        ("epoch", "epoch", _fmt_int),
-        ("step", "step", _fmt_int),
-        ("train_loss", "train loss", _fmt_general),
-    ]
-    if any(_num(row.get("train_accuracy")) is not None for row in epochs):
-        cols.append(("train_accuracy", "train accuracy", _fmt_percent))
-    cols += [
-        ("val_loss", "val loss", _fmt_general),
-        ("val_accuracy", "val accuracy", _fmt_percent),
-        ("lr", "lr", _fmt_lr),
-        ("seconds", "seconds", _fmt_1dp),
-    ]
-    if any(_num(row.get("data_wait")) is not None for row in epochs):  # share of the time spent waiting for data
-        cols.append(("data_wait", "data wait", _fmt_percent))
-    if any(_num(row.get("skipped_steps")) is not None for row in epochs):  # 16-mixed: overflowing steps
-        cols += [("skipped_steps", "skipped steps", _fmt_int), ("loss_scale", "loss scale", _fmt_general)]
-    return cols
+    """Each value some epoch has (a column of dashes only says nothing: it is left out)."""
+    seen = dict.fromkeys(k for row in epochs for k in row if k.startswith(("train_", "val_")))
+    keys = [*_FIRST, *(k for k in seen if k not in _FIRST), *_LAST]
+    present = [k for k in keys if any(_num(row.get(k)) is not None for row in epochs)]
+    return [(k, readable(k), _fmt_int if k in ("epoch", "step", "skipped_steps") else _summary_formatter(k))
+            for k in present]
 
 
 def _epochs_html(epochs: list[dict]) -> str:
@@ -158,9 +157,19 @@ def _epochs_html(epochs: list[dict]) -> str:
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>"
 
 
-def _img(png: bytes, alt: str) -> str:
+def png_img(png: bytes, alt: str, css_class: str | None = None) -> str:
+    """An ``<img>`` holding ``png`` inline (a data URI), with its alt text escaped."""
     data = base64.b64encode(png).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+    cls = f' class="{escape(css_class)}"' if css_class else ""
+    return f'<img{cls} src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+
+
+def _scores(epochs: list[dict]) -> list[str]:
+    """Per-epoch validation scores other than loss and accuracy (an embedding run's ``val_auc``, TAR at FAR)."""
+    parts = set(plots.loss_parts(epochs))
+    keys = dict.fromkeys(k for row in epochs for k in row if k.startswith("val_"))
+    return [k for k in keys if k != "val_loss" and not k.startswith("val_accuracy")
+            and k.removeprefix("val_") not in parts]
 
 
 def _charts_html(epochs: list[dict], steps: list[dict]) -> str:
@@ -168,17 +177,24 @@ def _charts_html(epochs: list[dict], steps: list[dict]) -> str:
         _num(r.get("val_loss")) is not None for r in epochs
     )
     parts: list[str] = []
+    scores = _scores(epochs)
+    score_png = plots.score_plot(epochs, scores, [readable(k) for k in scores], "Validation scores per epoch")
+    if score_png is not None:  # the task's own measure (verification) leads
+        parts.append(png_img(score_png, "validation scores per epoch"))
     if has_loss:
-        parts.append(_img(plots.loss_plot(steps, epochs), "loss curve"))
+        parts.append(png_img(plots.loss_plot(steps, epochs), "loss curve"))
     for png, alt in ((plots.task_loss_plot(epochs), "loss per task"), (plots.task_weight_plot(epochs), "task weights")):
         if png is not None:
-            parts.append(_img(png, alt))
+            parts.append(png_img(png, alt))
     acc = plots.accuracy_plot(epochs)
     if acc is not None:
-        parts.append(_img(acc, "accuracy per epoch"))
+        parts.append(png_img(acc, "accuracy per epoch"))
+    wait = plots.data_wait_plot(epochs)
+    if wait is not None:
+        parts.append(png_img(wait, "data wait per epoch"))
     lr = plots.lr_plot(steps)
     if lr is not None:
-        parts.append(_img(lr, "learning rate per step"))
+        parts.append(png_img(lr, "learning rate per step"))
     if not parts:
         return f'<p class="empty">{NO_DATA}</p>'
     return "\n".join(parts)
@@ -195,10 +211,15 @@ def _plain(obj: Any) -> Any:
     return str(obj)
 
 
+# The config's sections that belong to one task (named after it): a run shows only its own task's.
+_TASK_SECTIONS = ("text", "embedding")
+
+
 def _config_html(config: Mapping[str, Any]) -> str:
     if not config:
         return f'<p class="empty">{NO_DATA}</p>'
-    text = yaml.safe_dump(_plain(config), sort_keys=False, allow_unicode=True, default_flow_style=False)
+    own = {k: v for k, v in config.items() if k not in _TASK_SECTIONS or k == config.get("task")}
+    text = yaml.safe_dump(_plain(own), sort_keys=False, allow_unicode=True, default_flow_style=False)
     return f"<pre>{escape(text)}</pre>"
 
 
@@ -215,10 +236,10 @@ def render_report(
     sections: list[tuple[str, str]] = [
         ("Summary", _summary_html(summary)),
         ("Charts", _charts_html(epochs, steps)),
+        *(extra_sections or []),
         ("Epochs", _epochs_html(epochs)),
         ("Configuration", _config_html(config)),
     ]
-    sections += list(extra_sections or [])
     return render_page(title, sections)
 
 
@@ -248,8 +269,8 @@ def write_report(
 ) -> Path:
     """Write the run report to ``path`` atomically and return ``path``.
 
-    ``extra_sections`` are ``(heading, html)`` pairs appended at the end; the
-    heading is escaped, the html is inserted as given (callers must escape it).
+    ``extra_sections`` are ``(heading, html)`` pairs shown after the charts and before the per-epoch table and
+    the configuration; the heading is escaped, the html is inserted as given (callers must escape it).
     """
     path = Path(path)
     page = render_report(

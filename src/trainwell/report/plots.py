@@ -18,13 +18,15 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-FIGSIZE: tuple[float, float] = (7.0, 3.5)
+# 9.6 x 3.4 inches at 100 dpi: 960 pixels, the report page's width (report.html shows each chart at 100 %).
+FIGSIZE: tuple[float, float] = (9.6, 3.4)
 DPI: int = 100
 SMOOTHING_ALPHA: float = 0.1
 
 _TRAIN_COLOR = "#1f77b4"
 _VAL_COLOR = "#d62728"
 _LR_COLOR = "#2ca02c"
+_WAIT_COLOR = "#9467bd"
 
 
 def as_float(value: Any) -> float | None:
@@ -55,18 +57,26 @@ def _has_finite(values: Iterable[float]) -> bool:
     return any(math.isfinite(v) for v in values)
 
 
-def _new_figure() -> tuple[Figure, Axes]:
+def new_figure(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
+    """A figure on its own Agg canvas (no pyplot state) with one gridded set of axes; constrained layout makes room
+    for a legend outside the axes (:func:`legend_outside`)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    fig = Figure(figsize=figsize, dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)
     return fig, ax
 
 
-def _to_png(fig: Figure) -> bytes:
+def legend_outside(ax: Axes, **options: Any) -> None:
+    """The legend to the right of the axes, where it never covers a curve."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small", **options)
+
+
+def to_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes, without the metadata that would carry a URL."""
     buf = io.BytesIO()
     # Drop the default "Software" metadata: it carries a URL and adds bytes.
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
@@ -79,24 +89,24 @@ def loss_plot(steps: list[dict], epochs: list[dict]) -> bytes:
     Validation points sit at the step where each epoch ended (``epochs[i]["step"]``).
     With nothing to draw, the chart says "no data yet".
     """
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     step_x, step_loss = _series(steps, "step", "loss")
     val_x, val_loss = _series(epochs, "step", "val_loss")
     drew = False
 
     if _has_finite(step_loss):
-        ax.plot(step_x, step_loss, color=_TRAIN_COLOR, alpha=0.25, linewidth=0.8, label="train loss")
+        ax.plot(step_x, step_loss, color=_TRAIN_COLOR, alpha=0.25, linewidth=0.8, label="training loss")
         if len(step_loss) > 1:
             ax.plot(
                 step_x,
                 ema(step_loss, SMOOTHING_ALPHA),
                 color=_TRAIN_COLOR,
                 linewidth=1.6,
-                label="train loss (smoothed)",
+                label="training loss (smoothed)",
             )
         drew = True
     if _has_finite(val_loss):
-        ax.plot(val_x, val_loss, color=_VAL_COLOR, marker="o", markersize=4, linewidth=1.4, label="val loss")
+        ax.plot(val_x, val_loss, color=_VAL_COLOR, marker="o", markersize=4, linewidth=1.4, label="validation loss")
         drew = True
 
     return _loss_png(fig, ax, drew, "optimizer step")
@@ -105,13 +115,13 @@ def loss_plot(steps: list[dict], epochs: list[dict]) -> bytes:
 def _loss_png(fig: Figure, ax: Axes, drew: bool, xlabel: str) -> bytes:
     """Finish a loss chart: the legend, or "no data yet" when nothing was drawn."""
     if drew:
-        ax.legend(loc="upper right", fontsize="small")
+        legend_outside(ax)
     else:
         ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="gray")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("loss")
     ax.set_title("Loss")
-    return _to_png(fig)
+    return to_png(fig)
 
 
 def accuracy_plot(epochs: list[dict]) -> bytes | None:
@@ -123,19 +133,19 @@ def accuracy_plot(epochs: list[dict]) -> bytes | None:
     if not (_has_finite(val_acc) or _has_finite(train_acc) or any(_has_finite(y) for _, y in head_series.values())):
         return None
 
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     if _has_finite(train_acc):
         ax.plot(train_x, [v * 100 for v in train_acc], color=_TRAIN_COLOR, marker="o", markersize=4,
-                label="train accuracy")
+                label="training accuracy (the epoch's batches)")
     if _has_finite(val_acc):
         ax.plot(val_x, [v * 100 for v in val_acc], color=_VAL_COLOR, marker="o", markersize=4,
-                label="val accuracy")
+                label="validation accuracy")
     cmap = _colormap(len(heads))
     for i, (key, (x, y)) in enumerate(head_series.items()):
         if _has_finite(y):
             ax.plot(x, [v * 100 for v in y], color=cmap(i), marker="s", markersize=4,
-                    label=f"val accuracy ({key.removeprefix('val_accuracy_')})")
-    return _accuracy_png(fig, ax, "Accuracy")
+                    label=f"validation accuracy ({key.removeprefix('val_accuracy_')})")
+    return _accuracy_png(fig, ax, "Accuracy: training and validation" if _has_finite(train_acc) else "Accuracy")
 
 
 def _accuracy_png(fig: Figure, ax: Axes, title: str) -> bytes:
@@ -144,11 +154,11 @@ def _accuracy_png(fig: Figure, ax: Axes, title: str) -> bytes:
 
     ax.yaxis.set_major_formatter(PercentFormatter(100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="lower right", fontsize="small")
+    legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy")
     ax.set_title(title)
-    return _to_png(fig)
+    return to_png(fig)
 
 
 def loss_parts(epochs: list[dict]) -> list[str]:
@@ -174,7 +184,7 @@ def task_loss_plot(epochs: list[dict]) -> bytes | None:
         return None
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     cmap = _colormap(len(names))
     values: list[float] = []
     for i, name in enumerate(names):
@@ -186,11 +196,11 @@ def task_loss_plot(epochs: list[dict]) -> bytes | None:
     if values and min(values) > 0:
         ax.set_yscale("log")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="best", fontsize="small", ncol=2)
+    legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_ylabel("loss (unweighted)")
     ax.set_title("Loss per task")
-    return _to_png(fig)
+    return to_png(fig)
 
 
 def task_weight_plot(epochs: list[dict]) -> bytes | None:
@@ -201,16 +211,53 @@ def task_weight_plot(epochs: list[dict]) -> bytes | None:
         return None
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     cmap = _colormap(len(series))
     for i, (name, (x, y)) in enumerate(series.items()):
         ax.plot(x, y, color=cmap(i), marker="o", markersize=3, label=name)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="best", fontsize="small")
+    legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_ylabel("weight")
     ax.set_title("Learned task weights")
-    return _to_png(fig)
+    return to_png(fig)
+
+
+def data_wait_plot(epochs: list[dict]) -> bytes | None:
+    """Each epoch's share of training time spent waiting for the data loader, in percent; None without any."""
+    x, wait = _series(epochs, "epoch", "data_wait")
+    if not _has_finite(wait):
+        return None
+    from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+    fig, ax = new_figure()
+    ax.bar(x, [v * 100 for v in wait], color=_WAIT_COLOR, width=0.6)
+    ax.yaxis.set_major_formatter(PercentFormatter(100))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(0, max(10.0, max(v * 100 for v in wait if math.isfinite(v)) * 1.15))
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("share of training time")
+    ax.set_title("Data wait: time spent waiting for the next batch")
+    return to_png(fig)
+
+
+def score_plot(epochs: list[dict], keys: list[str], labels: list[str], title: str) -> bytes | None:
+    """Scores between 0 and 1 (``keys`` of the epoch rows, e.g. ``val_auc``) per epoch; None without any."""
+    series = [(label, _series(epochs, "epoch", key)) for key, label in zip(keys, labels)]
+    if not any(_has_finite(y) for _, (_, y) in series):
+        return None
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = new_figure()
+    cmap = _colormap(len(series))
+    for i, (label, (x, y)) in enumerate(series):
+        if _has_finite(y):
+            ax.plot(x, y, color=cmap(i), marker="o", markersize=4, label=label)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    legend_outside(ax)
+    ax.set_xlabel("epoch")
+    ax.set_title(title)
+    return to_png(fig)
 
 
 def lr_plot(steps: list[dict]) -> bytes | None:
@@ -218,13 +265,13 @@ def lr_plot(steps: list[dict]) -> bytes | None:
     x, lr = _series(steps, "step", "lr")
     if not _has_finite(lr):
         return None
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     ax.plot(x, lr, color=_LR_COLOR, linewidth=1.4)
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("learning rate")
     ax.set_title("Learning rate")
-    return _to_png(fig)
+    return to_png(fig)
 
 
 def grad_norm_plot(rows: list[dict]) -> bytes | None:
@@ -232,7 +279,7 @@ def grad_norm_plot(rows: list[dict]) -> bytes | None:
     layers = [k for k in (rows[0] if rows else {}) if k != "step"]
     if not layers:
         return None
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     cmap = _colormap(len(layers))
     for i, layer in enumerate(layers):
         x, y = _series(rows, "step", layer)
@@ -244,8 +291,8 @@ def grad_norm_plot(rows: list[dict]) -> bytes | None:
     ax.set_ylabel("gradient norm")
     ax.set_title("Gradient norm per layer (first layer darkest)")
     if len(layers) <= 12:
-        ax.legend(loc="best", fontsize="x-small", ncol=2)
-    return _to_png(fig)
+        legend_outside(ax, ncol=1 if len(layers) <= 6 else 2)
+    return to_png(fig)
 
 
 def _colormap(n: int) -> Any:
@@ -270,7 +317,7 @@ def _in_epochs(steps: list[dict], epochs: list[dict]) -> list[dict]:
 def compare_loss_plot(runs: list[tuple[str, list[dict], list[dict]]]) -> bytes:
     """Each run's ``(label, steps, epochs)`` on one set of axes over epochs: training loss smoothed (solid)
     and val loss per epoch (dashed, markers), one colour per run."""
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     drew = False
     for i, (label, steps, epochs) in enumerate(runs):
         color = RUN_COLORS[i % len(RUN_COLORS)]
@@ -291,7 +338,7 @@ def compare_accuracy_plot(runs: list[tuple[str, list[dict]]]) -> bytes | None:
     series = [(label, _series(epochs, "epoch", "val_accuracy")) for label, epochs in runs]
     if not any(_has_finite(y) for _, (_, y) in series):
         return None
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     for i, (label, (x, y)) in enumerate(series):
         if _has_finite(y):
             ax.plot(x, [v * 100 for v in y], color=RUN_COLORS[i % len(RUN_COLORS)], marker="o", markersize=4,

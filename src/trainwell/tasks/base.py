@@ -8,6 +8,7 @@ lets the task add its own figures to the summary and report at the end.
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,8 +79,32 @@ class Task:
     def finish(self, trainer: Trainer, bundle: DataBundle, config: Config,
                run_dir: Path) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         """After training, with the best weights loaded: extra summary values and report sections
-        (title, HTML). Called before the test split is evaluated with the loss and metric."""
-        return {}, []
+        (title, HTML). Called before the test split is evaluated with the loss and metric.
+
+        Classification: the test split's confusion matrix (also in summary.json) and its most confident mistakes."""
+        if bundle.test is None or len(bundle.test) == 0:
+            return {}, []
+        from trainwell.report.classification_section import ShownMistake, classification_sections
+        from trainwell.tasks.test_errors import confusion_matrix, predict_probabilities, worst_mistakes
+
+        _, eval_transform = self.transforms(config, bundle)
+        collate = self.loader_options(config, bundle.test, train=False).get("collate_fn")
+        try:
+            probs, labels = predict_probabilities(trainer.model, bundle.test, device=trainer.device,
+                                                  transform=eval_transform, collate=collate)
+        except ValueError as e:  # e.g. a user's model with several outputs: the report says why the figures lack
+            return {}, [("Confusion matrix (test split)", f"<p>Not drawn: {escape(str(e))}.</p>")]
+        counts = confusion_matrix(labels, probs.argmax(axis=1), bundle.num_classes)
+        names = bundle.class_names
+        shown = [ShownMistake(self.shown_input(bundle.test[m.index][0]), names[m.true], names[m.predicted],
+                              m.probability, m.true_probability) for m in worst_mistakes(probs, labels)]
+        sections = classification_sections(counts, names, shown, kind=bundle.preprocess.kind,
+                                           scale=bundle.preprocess.scale, features=bundle.preprocess.features)
+        return {"test_confusion_matrix": {"classes": names, "counts": counts.tolist()}}, sections
+
+    def shown_input(self, raw: Any) -> Any:
+        """A test sample's raw input as the report shows it (pixels, feature values; text overrides this)."""
+        return raw.numpy() if hasattr(raw, "numpy") else raw
 
 
 def get_task(name: str) -> Task:

@@ -55,11 +55,28 @@ class TextTask(Task):
             opts["num_workers"] = config.data.num_workers
         return opts
 
+    def shown_input(self, raw: Any) -> Any:
+        """The text as the model read it: its tokens (``<unk>`` for those outside the vocabulary), joined."""
+        assert self.vocab is not None
+        return join_tokens([self.vocab.itos[int(i)] for i in raw])
+
     def payload(self, config: Config, bundle: DataBundle) -> dict[str, Any]:
         assert self.vocab is not None
         return {**super().payload(config, bundle), "task": "text", "vocab": self.vocab.to_dict(),
                 "tokenizer": config.text.tokenizer, "max_len": config.text.max_len,
                 "truncate": config.text.truncate, "head_fraction": config.text.head_fraction}
+
+
+def join_tokens(tokens: list[str]) -> str:
+    """Tokens back into a line: CJK characters and symbols close up, words get a space between them."""
+    def cjk(ch: str) -> bool:
+        return "\u3000" <= ch <= "\u9fff" or "\uf900" <= ch <= "\uffef"
+
+    text = ""
+    for token in tokens:
+        spaced = text and not (cjk(text[-1]) or cjk(token[0]) or not token[0].isalnum() or not text[-1].isalnum())
+        text += (" " if spaced else "") + token
+    return text
 
 
 def init_ppmi_embedding(model: nn.Module, bundle: DataBundle, config: Config) -> None:

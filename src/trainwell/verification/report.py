@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import io
 from html import escape
 from typing import Any
 
@@ -12,12 +10,9 @@ import numpy as np
 
 def roc_plot(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
     """A PNG of true accept rate against false accept rate (log scale) for each named curve."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from trainwell.report.plots import FIGSIZE, legend_outside, new_figure, to_png
 
-    fig = Figure(figsize=(6.0, 4.0), dpi=100)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
+    fig, ax = new_figure((FIGSIZE[0], 4.2))
     for name, (far, tar) in curves.items():
         keep = far > 0
         ax.plot(far[keep], tar[keep], label=name)
@@ -27,12 +22,9 @@ def roc_plot(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
     ax.set_ylim(0.0, 1.01)
     ax.set_xlabel("false accept rate (different pairs accepted)")
     ax.set_ylabel("true accept rate")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    ax.set_title("ROC curve of the test pairs")
+    legend_outside(ax)
+    return to_png(fig)
 
 
 def _pct(v: Any) -> str:
@@ -51,6 +43,7 @@ def verification_sections(figures: dict[str, Any], curves: dict[str, tuple[np.nd
                    f"<td>{escape(fmt(figures.get(b)))}</td></tr>" for label, a, b, fmt in rows)
     table = (f"<p>{escape(note)}</p><table><tr><th></th><th>embedding</th><th>raw pixels (baseline)</th></tr>"
              f"{body}</table>")
-    img = base64.b64encode(roc_plot(curves)).decode("ascii")
+    from trainwell.report.html import png_img
+
     return [("Verification (test pairs)", table),
-            ("ROC curve", f'<img alt="ROC curve of test verification pairs" src="data:image/png;base64,{img}">')]
+            ("ROC curve", png_img(roc_plot(curves), "ROC curve of test verification pairs"))]
