@@ -350,7 +350,7 @@ def lr_find_plot(lrs: list[float], losses: list[float], smoothed: list[float], *
                  diverged_at: float | None) -> bytes:
     """The learning-rate range test: loss (raw and smoothed) against the learning rate on a log axis, with the
     suggestion and the rate where the loss diverged marked."""
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     raw = [v if math.isfinite(v) else math.nan for v in losses]
     kept = [(x, y) for x, y in zip(lrs, smoothed) if y is not None and math.isfinite(y)]
     if _has_finite(raw):
@@ -370,5 +370,5 @@ def lr_find_plot(lrs: list[float], losses: list[float], smoothed: list[float], *
     ax.set_ylabel("loss")
     ax.set_title("Learning-rate range test")
     if kept or _has_finite(raw):
-        ax.legend(loc="upper left", fontsize="small")
-    return _to_png(fig)
+        legend_outside(ax)
+    return to_png(fig)
