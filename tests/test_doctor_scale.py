@@ -136,9 +136,10 @@ def test_data_and_files_compared_across_ranks() -> None:
     assert DataNotSharded.judge({0: loader("a"), 1: loader("a")}, 2) is not None
     assert DataNotSharded.judge({0: loader("a"), 1: loader("b")}, 2) is None
     assert DataNotSharded.judge({0: loader("a"), 1: loader("a")}, 3) is None  # a rank is missing: not judged
-    writes = CheckpointWrittenByEveryRank.judge({0: {"/r/ckpt.pt": "t.py:9"}, 1: {"/r/ckpt.pt": "t.py:9"}}, 2)
-    assert writes is not None and writes.ranks == [0, 1]
-    assert CheckpointWrittenByEveryRank.judge({0: {"/r/a0.pt": None}, 1: {"/r/a1.pt": None}}, 2) is None
+    saved = ["t.py:9", "torch.save"]
+    writes = CheckpointWrittenByEveryRank.judge({0: {"/r/ckpt.pt": saved}, 1: {"/r/ckpt.pt": saved}}, 2)
+    assert writes is not None and writes.ranks == [0, 1] and writes.values["how"] == "torch.save"
+    assert CheckpointWrittenByEveryRank.judge({0: {"/r/a0.pt": saved}, 1: {"/r/a1.pt": saved}}, 2) is None
 
 
 def test_the_merged_report_says_which_ranks_saw_what(tmp_path: Path) -> None:
@@ -154,7 +155,7 @@ def test_the_merged_report_says_which_ranks_saw_what(tmp_path: Path) -> None:
         return {"rank": rank, "world_size": 3, "exit_code": 0, "internal_errors": [], "findings": findings,
                 "facts": facts or {}}
 
-    paths = {"checkpoint-written-by-every-rank": {"/r/ckpt.pt": "train.py:30"}}
+    paths = {"checkpoint-written-by-every-rank": {"/r/ckpt.pt": ["train.py:30", "open"]}}
     records = {0: rec(0, [finding("set-epoch-missing"), finding("dead-relu")], paths),
                1: rec(1, [finding("set-epoch-missing")], paths), 2: rec(2, [finding("set-epoch-missing")])}
     console = Console(record=True, width=200)

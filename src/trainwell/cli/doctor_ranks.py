@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 WAIT_S = 600.0  # how long rank 0 waits for the other ranks' records under a plain torchrun
+WAIT_FAILED_S = 5.0  # ... when its own script failed: the others may be stuck waiting for it in a collective
 
 
 def launch(args: argparse.Namespace, lang: str, json_path: str | None, console: Any) -> int:
@@ -64,7 +65,7 @@ def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console
     write_record(folder, record(session, code, rank, world))
     if ENV_DIR in os.environ or rank != 0:
         return code
-    records = read_records(folder, world, wait_s=WAIT_S)
+    records = read_records(folder, world, wait_s=WAIT_FAILED_S if code else WAIT_S)
     shutil.rmtree(folder, ignore_errors=True)
     show(records, world, lang, json_path, str(args.script), console)
     return code

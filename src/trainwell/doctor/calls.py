@@ -1,14 +1,17 @@
 """Thin wrappers that turn a few library calls into ``CallEvent``s, dispatched before the call runs.
 
 Watched: ``torch.amp.GradScaler``'s ``scale``, ``unscale_``, ``step`` and ``update`` (``torch.cuda.amp.GradScaler``
-inherits them), ``torch.nn.utils.clip_grad_norm_`` / ``clip_grad_value_``, and ``torch.save``. Installed by the
-session only when a check handles ``on_call``; undone with the session's other patches.
+inherits them), ``torch.nn.utils.clip_grad_norm_`` / ``clip_grad_value_``, ``torch.save``, and, in one process of a multi-process
+run only (``session.cross_rank``), ``open`` for writing (``"w"`` / ``"x"`` modes: event ``"open"``). Installed by
+the session only when a check handles ``on_call``; undone with the session's other patches.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import builtins
 
 import torch
 
@@ -34,6 +37,8 @@ def watch_calls(session: Session) -> None:
         session._patch(torch.nn.utils, name, watched)
         session._patch(clip_grad, name, watched)
     session._patch(torch, "save", _watched(session, "torch.save", torch.save))
+    if session.cross_rank:
+        session._patch(builtins, "open", _watched_open(session, builtins.open))
 
 
 def _watched(session: Session, name: str, fn: Callable[..., Any], *, method: bool = False) -> Callable[..., Any]:
@@ -49,3 +54,17 @@ def _watched(session: Session, name: str, fn: Callable[..., Any], *, method: boo
     call.__name__ = getattr(fn, "__name__", name)
     call.__doc__ = fn.__doc__
     return call
+
+
+def _watched_open(session: Session, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``open`` that reports the files opened for writing from scratch (the only calls that pay for a location)."""
+    watched = _watched(session, "open", fn)
+
+    def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - stands in for open
+        if isinstance(mode, str) and ("w" in mode or "x" in mode):
+            return watched(file, mode, *args, **kwargs)
+        return fn(file, mode, *args, **kwargs)
+
+    open.__wrapped__ = fn  # type: ignore[attr-defined]
+    open.__doc__ = fn.__doc__
+    return open
