@@ -200,3 +200,22 @@ def test_trainwells_own_runs_raise_no_scale_finding(tmp_path: Path, how: list[st
     done = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert _scale_findings(tmp_path / "run", done.stdout + done.stderr) == set()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["--nproc", "torchrun"])
+def test_two_processes_give_one_merged_report(tmp_path: Path, launcher: str) -> None:
+    """`doctor run --nproc 2` and `torchrun --nproc-per-node 2 -m trainwell doctor run` print the report once."""
+    script = str(Path(__file__).parent / "doctor_cases" / "ddp-data-not-sharded" / "buggy.py")
+    doctor = ["trainwell", "doctor", "run", "--lang", "en", "--json", "doctor.json"]
+    cmd = ([sys.executable, "-m", *doctor, "--nproc", "2", script] if launcher == "--nproc" else
+           [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", *doctor,
+            script])
+    done = subprocess.run(cmd, cwd=tmp_path, env={**_env(), "OMP_NUM_THREADS": "1"}, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr.count("trainwell doctor found: 1") == 1
+    assert "ddp-data-not-sharded [all ranks]" in done.stderr
+    assert done.stdout.count("epoch 1:") == 1  # the script's own output: rank 0 prints it
+    report = json.loads((tmp_path / "doctor.json").read_text())
+    assert [(f["id"], f["ranks"]) for f in report["findings"]] == [("ddp-data-not-sharded", [0, 1])]
