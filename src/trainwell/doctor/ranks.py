@@ -105,9 +105,8 @@ def merge(records: dict[int, dict[str, Any]], world_size: int, lang: str) -> Mer
         for data in records[rank]["findings"]:
             seen = by_id.get(data["id"])
             if seen is None:
-                by_id[data["id"]] = replace(Finding(**{**data, "ranks": None}), ranks=[rank])
-            else:
-                assert seen.ranks is not None
+                by_id[data["id"]] = Finding(**{**data, "ranks": [rank]})
+            elif seen.ranks is not None:
                 seen.ranks.append(rank)
     for name in CHECKS.names():
         cls = CHECKS.get(name)

@@ -66,7 +66,7 @@ class ReplicasDiverged(CrossRankCheck):
 
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
-        if not self.session.cross_rank or not self.session.sampled:
+        if not self.session.cross_rank:
             return
         params = [p for g in ev.optimizer.param_groups for p in g["params"]]
         if not params or _sharded(params):
