@@ -65,7 +65,8 @@ def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console
     write_record(folder, record(session, code, rank, world))
     if ENV_DIR in os.environ or rank != 0:
         return code
-    records = read_records(folder, world, wait_s=WAIT_FAILED_S if code else WAIT_S)
+    here = int(os.environ.get("LOCAL_WORLD_SIZE", world))  # the ranks whose records reach this machine's folder
+    records = read_records(folder, world, wait_s=WAIT_FAILED_S if code else WAIT_S, expect=here)
     shutil.rmtree(folder, ignore_errors=True)
     show(records, world, lang, json_path, str(args.script), console)
     return code

@@ -75,12 +75,14 @@ def write_record(folder: Path, data: dict[str, Any]) -> None:
     atomic_write_json(folder / RECORD.format(data["rank"]), data)
 
 
-def read_records(folder: Path, world_size: int, *, wait_s: float = 0.0) -> dict[int, dict[str, Any]]:
-    """The records present (waiting up to ``wait_s`` seconds for all ``world_size`` of them), by rank."""
+def read_records(folder: Path, world_size: int, *, wait_s: float = 0.0,
+                 expect: int | None = None) -> dict[int, dict[str, Any]]:
+    """The records present, by rank, waiting up to ``wait_s`` seconds for ``expect`` of them (default: all
+    ``world_size``; the ranks on this machine when the group spans several)."""
     deadline = time.monotonic() + wait_s
     while True:
         found = {r: folder / RECORD.format(r) for r in range(world_size) if (folder / RECORD.format(r)).is_file()}
-        if len(found) == world_size or time.monotonic() >= deadline:
+        if len(found) >= (expect or world_size) or time.monotonic() >= deadline:
             return {r: json.loads(p.read_text(encoding="utf-8")) for r, p in found.items()}
         time.sleep(0.1)
 
