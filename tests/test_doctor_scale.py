@@ -47,7 +47,8 @@ def _call(session: Session, name: str, owner: Any = None, *args: Any) -> None:
 
 def _fp16_iteration(session: Session, scaler: FakeScaler | None) -> None:
     model = nn.Linear(2, 2)
-    session._dispatch("on_forward", ForwardEvent(model, (), None, True, "train.py:5"))
+    output = model(torch.ones(1, 2))
+    session._dispatch("on_forward", ForwardEvent(model, (), output, True, "train.py:5"))
     loss = torch.ones((), requires_grad=True)
     if scaler is not None:
         _call(session, "scaler.scale", scaler, loss)

@@ -6,8 +6,8 @@ the autocast state while a model's forward runs (``torch.is_autocast_enabled`` /
 each device type) and the calls to the scaler, clipping and ``backward()``, in their order; bfloat16 needs no
 scaler and is never flagged.
 
-- fp16-without-grad-scaler: ``backward()`` after forwards under float16 autocast, on a loss no enabled scaler
-  scaled since; three such backward calls are needed (one could be a deliberate probe).
+- fp16-without-grad-scaler: ``backward()`` after forwards under float16 autocast whose output carries gradients
+  (a frozen teacher's does not), on a loss no enabled scaler scaled since; three such backward calls are needed.
 - clip-before-unscale: gradient clipping while an enabled scaler has scaled this step's loss and nobody has
   called ``unscale_`` yet: the clip then measures gradients tens of thousands of times too large.
 - grad-scaler-update-missing: ``scaler.step(optimizer)`` again on the same scaler and optimizer with no
@@ -36,6 +36,12 @@ def fp16_autocast() -> str | None:
         if torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.float16:
             return device
     return None
+
+
+def _trains(output: Any) -> bool:
+    """Whether a forward's output (a tensor, or a tuple / list / dict of them) carries gradients."""
+    values = output.values() if isinstance(output, dict) else output if isinstance(output, (tuple, list)) else [output]
+    return any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
 
 
 def _enabled(scaler: Any) -> bool:
@@ -74,7 +80,7 @@ class Fp16WithoutGradScaler(Check):
         self.where: str | None = None
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if ev.grad_enabled and not self.reported:
+        if ev.grad_enabled and not self.reported and _trains(ev.output):  # not a frozen teacher's forward
             self.fp16_device = fp16_autocast() or self.fp16_device
 
     def on_call(self, ev: CallEvent) -> None:
