@@ -5,12 +5,14 @@ step numbers on every rank), each rank takes a checksum of the optimizer's param
 squares in float64, and keeps it with the step number. Replicas that DDP keeps in sync are bit-for-bit equal, so
 any relative difference above ``TOLERANCE`` at a step all ranks reached means the copies went apart: a model not
 wrapped in DistributedDataParallel, wrapped on some ranks only, or changed per rank after the step. Optimizers
-are matched by the order of their first step and their number of values; sharded parameters (FSDP's DTensors)
+are matched by the order of their first step and the shapes of their parameters (an optimizer over one rank's
+shard, as inside ZeroRedundancyOptimizer, matches no other rank's); sharded parameters (FSDP's DTensors)
 differ by design and are left out. The ranks never wait for one another: the checksums are compared after the run.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import torch
@@ -60,7 +62,7 @@ class ReplicasDiverged(CrossRankCheck):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.order: dict[int, str] = {}  # id(optimizer) -> its key: "<order of first step>:<values>"
+        self.order: dict[int, str] = {}  # id(optimizer) -> its key: "<order of first step>:<hash of its shapes>"
         self.sums: dict[str, dict[str, list[float]]] = {}  # key -> {step: [sum, sum of squares]}
         self.where: dict[str, str | None] = {}
 
@@ -73,7 +75,8 @@ class ReplicasDiverged(CrossRankCheck):
             return
         key = self.order.get(id(ev.optimizer))
         if key is None:
-            key = self.order[id(ev.optimizer)] = f"{len(self.order)}:{sum(p.numel() for p in params)}"
+            shapes = hashlib.blake2b(str([tuple(p.shape) for p in params]).encode(), digest_size=6).hexdigest()
+            key = self.order[id(ev.optimizer)] = f"{len(self.order)}:{shapes}"
         sums = self.sums.setdefault(key, {})
         if len(sums) >= MAX_RECORDS:
             return
