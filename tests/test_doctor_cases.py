@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 CASES = Path(__file__).parent / "doctor_cases"
 SCRIPTS = sorted(p for p in CASES.glob("*/*.py"))
+HEADER = "# doctor: "  # a first line "# doctor: --nproc 2" gives the options of `trainwell doctor run`
+
+
+def doctor_options(script: Path) -> list[str]:
+    first = script.read_text(encoding="utf-8").split("\n", 1)[0]
+    return first[len(HEADER):].split() if first.startswith(HEADER) else []
+
+
+def _case(script: Path) -> object:
+    """Multi-process cases start their own workers: slow."""
+    return pytest.param(script, marks=pytest.mark.slow) if doctor_options(script) else script
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +39,12 @@ def run_doctor(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str])
     from trainwell.cli import main
 
     out = tmp_path / "doctor.json"
-    code = main(["doctor", "run", "--lang", "en", "--json", str(out), str(script)])
+    options = doctor_options(script)
+    if options:  # torchrun's workers: in a process of their own, so that its environment stays there
+        code = subprocess.run([sys.executable, "-m", "trainwell", "doctor", "run", "--lang", "en", "--json", str(out),
+                               *options, str(script)], cwd=tmp_path, capture_output=True, timeout=300).returncode
+    else:
+        code = main(["doctor", "run", "--lang", "en", "--json", str(out), str(script)])
     capsys.readouterr()
     report = json.loads(out.read_text())
     assert report["exit_code"] == code
@@ -47,7 +65,7 @@ def test_every_check_has_a_case_and_every_case_a_check() -> None:
         assert list((CASES / folder).glob("buggy*.py")) and list((CASES / folder).glob("fixed*.py")), folder
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("script", [_case(s) for s in SCRIPTS], ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_case(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     report = run_doctor(script, tmp_path, capsys)
@@ -59,5 +77,7 @@ def test_case(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], 
         finding = found[expected]
         assert finding["message"] and finding["fix"]
         assert finding["where"] is None or ":" in finding["where"]
+        if "--nproc" in doctor_options(script):  # the merged report names the ranks that saw it
+            assert finding["ranks"] == list(range(report["world_size"])), finding["ranks"]
     else:
         assert not serious, f"false alarm on a correct script: {[(i, found[i]['message']) for i in serious]}"

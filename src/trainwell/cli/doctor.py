@@ -24,6 +24,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                    "Exits with the script's own exit code.")
     r.add_argument("--lang", choices=["en", "zh"], dest="run_lang", help="language of the findings")
     r.add_argument("--json", metavar="PATH", dest="run_json", help="write the findings as JSON")
+    r.add_argument("--nproc", type=int, default=1, metavar="N",
+                   help="run the script in N processes (torchrun on this machine) and merge what every rank saw")
     r.add_argument("script", metavar="SCRIPT")
     r.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     p.set_defaults(func=run)
@@ -38,6 +40,12 @@ def run(args: argparse.Namespace) -> int:
     json_path = getattr(args, "run_json", None) or args.json
     console = Console(stderr=True)
     if args.doctor_command == "run":
+        from trainwell.machine import is_distributed
+
+        if args.nproc != 1 or is_distributed():  # several processes: one merged report (cli/doctor_ranks.py)
+            from trainwell.cli import doctor_ranks
+
+            return (doctor_ranks.run_rank if is_distributed() else doctor_ranks.launch)(args, lang, json_path, console)
         return _run_script(args, lang, json_path, console)
     from trainwell.app.preflight import preflight
     from trainwell.cli.train import config_flags

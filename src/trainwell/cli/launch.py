@@ -41,6 +41,19 @@ def launch(args: argparse.Namespace) -> int:
             "-m", "trainwell", "train", "--into", str(run_dir)]
     argv += ["--no-progress"] * args.no_progress + ["--no-doctor"] * args.no_doctor
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+
+    try:
+        start_workers(argv, args.nproc)
+    except ChildFailedError as e:
+        if not args.resume:
+            discard_unfinished(run_dir, existed)
+        return _report_failure(e)
+    return 0  # rank 0 printed the result and the folder
+
+
+def start_workers(argv: list[str], nproc: int) -> None:
+    """torchrun (``torch.distributed.run``) with ``argv``, in this process; raises ``ChildFailedError`` when a
+    worker fails."""
     from torch.distributed.run import main as torchrun
 
     # Each restarted group gets a store of its own: with the rendezvous store shared (torch's default), a restarted
@@ -49,14 +62,8 @@ def launch(args: argparse.Namespace) -> int:
     # torchrun would give each worker OMP_NUM_THREADS=1; trainwell's default is the usable cores / the workers.
     from trainwell.machine import usable_cores
 
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(usable_cores() // args.nproc, 1)))
-    try:
-        torchrun(argv)
-    except ChildFailedError as e:
-        if not args.resume:
-            discard_unfinished(run_dir, existed)
-        return _report_failure(e)
-    return 0  # rank 0 printed the result and the folder
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(usable_cores() // nproc, 1)))
+    torchrun(argv)
 
 
 def _report_failure(error: Any) -> int:

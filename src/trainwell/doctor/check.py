@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from trainwell._registry import Registry
 
 if TYPE_CHECKING:
-    from trainwell.doctor.events import (BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent,
+    from trainwell.doctor.events import (BackwardEvent, BatchEvent, CallEvent, ForwardEvent, LossEvent, StepEvent,
                                          ZeroGradEvent)
     from trainwell.doctor.session import Session
 
@@ -77,6 +77,8 @@ class Check:
     def on_step(self, ev: StepEvent) -> None: ...  # optimizer.step() finished
 
     def on_batch(self, ev: BatchEvent) -> None: ...  # a DataLoader produced a batch
+
+    def on_call(self, ev: CallEvent) -> None: ...  # a GradScaler method, gradient clipping or torch.save is called
 
     def on_error(self, error: BaseException) -> None: ...  # the watched code raised
 

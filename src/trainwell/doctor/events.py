@@ -56,3 +56,15 @@ class BatchEvent:
     wait_seconds: float  # time the loop waited for this batch
     where: str | None
     iterator: Any = None  # the DataLoader iterator that produced it
+
+
+@dataclass
+class CallEvent:
+    """A watched library call is about to run (see ``doctor/calls.py``): a GradScaler's ``scale`` / ``unscale_`` /
+    ``step`` / ``update``, gradient clipping, ``torch.save``."""
+
+    name: str  # "scaler.scale", "scaler.unscale_", "scaler.step", "scaler.update", "clip_grad", "torch.save"
+    owner: Any  # the GradScaler for its methods, else None
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    where: str | None

@@ -19,6 +19,7 @@ class Finding:
     where: str | None = None  # "train.py:23": the user's line that caused it
     evidence: dict[str, Any] = field(default_factory=dict)  # the measured values behind the verdict
     step: int | None = None  # optimizer step at detection
+    ranks: list[int] | None = None  # several processes (`doctor run --nproc`): the ranks that saw it
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -30,14 +30,17 @@ def in_block(show: Callable[..., None], console: Any) -> Callable[..., None]:
     return shown
 
 
-def print_finding(finding: Finding, console: Any, lang: str = "en") -> None:
-    """Print one finding as it is detected."""
+def print_finding(finding: Finding, console: Any, lang: str = "en", world_size: int = 1) -> None:
+    """Print one finding as it is detected (or merged from ``world_size`` processes: then with its ranks)."""
     from rich.markup import escape
+
+    from trainwell.doctor.ranks import rank_words
 
     words = _LABEL.get(lang, _LABEL["en"])
     at = f"  ({words['at']} {escape(finding.where)})" if finding.where else ""
+    ranks = f" [magenta]\\[{rank_words(finding.ranks, world_size, lang)}][/]" if finding.ranks is not None else ""
     console.print(f"[{_STYLE[finding.severity]}]trainwell doctor {words[finding.severity]}[/] "
-                  f"[bold]{finding.id}[/]: {escape(finding.title)}{at}", soft_wrap=True)
+                  f"[bold]{finding.id}[/]{ranks}: {escape(finding.title)}{at}", soft_wrap=True)
     console.print(f"  {escape(finding.message)}", soft_wrap=True, highlight=False)
     console.print(f"  [green]{words['fix']}:[/] {escape(finding.fix)}", soft_wrap=True, highlight=False)
 
@@ -60,19 +63,24 @@ def print_internal_error(check: str | None, handler: str, error: str, console: A
     console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
 
 
-def print_summary(findings: list[Finding], console: Any, lang: str = "en") -> None:
+def print_summary(findings: list[Finding], console: Any, lang: str = "en", world_size: int = 1) -> None:
     from rich.markup import escape
     from rich.table import Table
+
+    from trainwell.doctor.ranks import rank_words
 
     words = _LABEL.get(lang, _LABEL["en"])
     if not findings:
         console.print(f"[green]{words['none']}[/]")
         return
     table = Table(title=f"{words['summary']}: {len(findings)}")
-    for col in ("severity", "id", "where", "title"):
+    merged = any(f.ranks is not None for f in findings)
+    for col in ("severity", "id", *(["ranks"] * merged), "where", "title"):
         table.add_column(col)
     for f in findings:
-        table.add_row(f"[{_STYLE[f.severity]}]{words[f.severity]}[/]", f.id, escape(f.where or "-"), escape(f.title))
+        ranks = [rank_words(f.ranks, world_size, lang)] * merged
+        table.add_row(f"[{_STYLE[f.severity]}]{words[f.severity]}[/]", f.id, *ranks, escape(f.where or "-"),
+                      escape(f.title))
     console.print(table)
 
 

@@ -137,6 +137,7 @@ class Session:
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
         self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
         self._installed = False
+        self.cross_rank = False  # one process of a multi-process `doctor run`: checks keep facts to compare ranks
 
     # ------------------------------------------------------------------ API for checks
 
@@ -266,6 +267,10 @@ class Session:
             self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
         it = dataloader_module._BaseDataLoaderIter
         self._patch(it, "__next__", self._wrap_next(it.__next__))
+        if self._handlers["on_call"]:  # GradScaler, clipping, torch.save: for the mixed-precision and rank checks
+            from trainwell.doctor.calls import watch_calls
+
+            watch_calls(self)
 
     def _watch_all_modules(self, on: bool) -> None:
         """Global forward hooks (every module call, needed to find models and their layers) on or off.
