@@ -2,7 +2,10 @@
 
 Not part of the pytest suite. Usage (from the repo root):
 
-    .venv/bin/python tests/doctor_heldout/evaluate.py [--out /tmp/heldout] [--only SUBSTR]
+    .venv/bin/python tests/doctor_heldout/evaluate.py [--out /tmp/heldout] [--only SUBSTR] [--record]
+
+``--record`` writes each script's verdict and the rates to ``recorded.json`` beside this file;
+``tests/test_doctor_heldout.py`` re-runs a sample of the scripts in CI and holds the doctor to it.
 
 Each script's first line is ``# expect: <id>`` (buggy/) or ``# expect: none`` (correct/).
 A buggy script counts as detected when its expected id is among the findings; a correct
@@ -21,6 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+RECORDED = HERE / "recorded.json"
 TRAINWELL = [sys.executable, "-m", "trainwell"]  # the interpreter running this file, with trainwell installed
 
 
@@ -59,6 +63,7 @@ def main() -> int:
     ap.add_argument("--out", default="/tmp/heldout")
     ap.add_argument("--only", default="")
     ap.add_argument("--timeout", type=float, default=180)
+    ap.add_argument("--record", action="store_true", help=f"write the verdicts to {RECORDED.name}")
     args = ap.parse_args()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -104,7 +109,21 @@ def main() -> int:
         fas = sum(not r["ok"] for r in correct)
         print(f"false-alarm rate: {fas}/{len(correct)} = {fas / len(correct):.0%}")
     (out_dir / "summary.json").write_text(json.dumps(rows, indent=1))
+    if args.record and not args.only:
+        record(buggy, correct)
     return 0
+
+
+def record(buggy: list[dict], correct: list[dict]) -> None:
+    """Each script's verdict (hit / miss, clean / false alarm) and the rates, for the CI sample to check."""
+    hits = sum(r["ok"] for r in buggy)
+    alarms = sum(not r["ok"] for r in correct)
+    RECORDED.write_text(json.dumps({
+        "detection": f"{hits}/{len(buggy)}", "false_alarms": f"{alarms}/{len(correct)}",
+        "scripts": {f"{r['kind']}/{r['script']}": {"expect": r["expect"], "ok": r["ok"],
+                                                     "found": sorted(set(i for i, _ in r["findings"]))}
+                    for r in buggy + correct},
+    }, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

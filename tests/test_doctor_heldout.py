@@ -1,0 +1,47 @@
+"""The held-out doctor set in a cheap form: a fixed sample of its scripts, each held to the verdict recorded by
+``tests/doctor_heldout/evaluate.py --record`` (``recorded.json``, whose rates docs/DOCTOR.md publishes).
+
+A recorded hit must still be found and a recorded clean script must stay free of warnings and errors; a recorded
+miss that is now found is fine (record again). The scripts were written without reading the checks or the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent / "doctor_heldout"
+sys.path.insert(0, str(HERE))
+from evaluate import RECORDED, run_one  # noqa: E402
+
+SAMPLE_EVERY = 7  # every 7th script of the sorted set: about a dozen, a few seconds each
+
+
+def _recorded() -> dict:
+    return json.loads(RECORDED.read_text())["scripts"] if RECORDED.is_file() else {}
+
+
+def _sample() -> list[str]:
+    names = sorted(_recorded())
+    return names[::SAMPLE_EVERY]
+
+
+def test_every_script_has_a_recorded_verdict() -> None:
+    scripts = {f"{p.parent.name}/{p.name}" for kind in ("buggy", "correct") for p in (HERE / kind).glob("*.py")}
+    assert scripts == set(_recorded()), "run tests/doctor_heldout/evaluate.py --record after changing the set"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _sample())
+def test_the_sample_keeps_its_recorded_verdict(name: str, tmp_path: Path) -> None:
+    was = _recorded()[name]
+    result = run_one(HERE / name, tmp_path, timeout=300)
+    found = {i for i, _ in result["findings"]}
+    loud = {i for i, severity in result["findings"] if severity in ("warning", "error")}
+    if name.startswith("buggy/") and was["ok"]:
+        assert was["expect"] in found, f"{name}: the doctor no longer finds {was['expect']} (found {sorted(found)})"
+    if name.startswith("correct/") and was["ok"]:
+        assert not loud, f"{name}: a healthy script now gets {sorted(loud)}"
