@@ -113,6 +113,13 @@ _PATTERNS: list[tuple[str, str, str]] = [
                               r"size (\d+)"),
     ("shape-mismatch", "too_small", r"Kernel size can't be greater than actual input size|Output size is too small"),
     ("shape-mismatch", "attention_dim", r"was expecting embedding dimension of (\d+), but got (\d+)"),
+    ("shape-mismatch", "dot", r"inconsistent tensor size, expected tensor \[\d+\] and src \[\d+\] to have the same "
+                              r"number of elements, but got (\d+) and (\d+) elements"),
+    ("shape-mismatch", "mv", r"size mismatch, got input \((\d+)\), mat \((\d+)x(\d+)\), vec \((\d+)\)"),
+    ("shape-mismatch", "dim_range", r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but "
+                                    r"got (-?\d+)\)"),
+    ("shape-mismatch", "too_many_indices", r"too many indices for tensor of dimension (\d+)"),
+    ("shape-mismatch", "index_bounds", r"index (-?\d+) is out of bounds for dimension (\d+) with size (\d+)"),
     ("shape-mismatch", "bmm", r"Expected size for first two dimensions of batch2 tensor to be: " + _NUMS
                               + r" but got: " + _NUMS),
 ]
