@@ -77,6 +77,9 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ("device-mismatch", "dtype_scalar", r"expected scalar type (\w+) but found (\w+)"),
     ("device-mismatch", "dtype_found", r"Found dtype (\w+) but expected (\w+)"),
     ("model-definition", "empty_params", r"optimizer got an empty parameter list"),
+    ("model-definition", "init_args", r"(\w+)\.__init__\(\) (?:takes 1 positional argument but \d+ were given|got an "
+                                      r"unexpected keyword argument)"),
+    ("model-definition", "no_attribute", r"'(\w+)' object has no attribute '(\w+)'"),
     ("model-definition", "no_forward", r'Module \[(\w+)\] is missing the required "forward" function'),
     ("shape-mismatch", "matmul", r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)"),
     ("shape-mismatch", "matmul", r"size mismatch, m1: \[(\d+) x (\d+)\], m2: \[(\d+) x (\d+)\]"),  # torch < 1.7

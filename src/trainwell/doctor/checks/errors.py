@@ -24,7 +24,7 @@ from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, 
 from trainwell.doctor.checks._device_errors import (_cuda_unavailable, _device_misc, _devices, _dtype_loss,
                                                     _dtype_mm, _dtype_rnn, _move_fix, _type_pair)
 from trainwell.doctor.checks._op_errors import _dim_range, _dot, _index_bounds, _mv, _too_many_indices
-from trainwell.doctor.checks._model_errors import _empty_params, _missing_forward
+from trainwell.doctor.checks._model_errors import _empty_params, _misspelt_init, _missing_forward
 from trainwell.doctor.checks._oom_errors import _REMEDIES, _oom
 
 
@@ -114,7 +114,8 @@ class ModelDefinition(ErrorCheck):
     }
     fallback = ("define the layers in __init__ (after super().__init__()) and the computation in forward(self, x)",
                 "在 __init__ 里（先调用 super().__init__()）定义各层，在 forward(self, x) 里写计算")
-    explainers = {"empty_params": _empty_params, "no_forward": _missing_forward}
+    explainers = {"empty_params": _empty_params, "no_forward": _missing_forward, "init_args": _misspelt_init,
+                  "no_attribute": _misspelt_init}
 
 
 @register
