@@ -209,6 +209,14 @@ def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
     return start, end
 
 
+def _unmoved(losses: list[float]) -> tuple[float, float] | None:
+    """(start, end) of a short run whose loss stayed within 0.5 % of where it started, else None."""
+    if not all(math.isfinite(x) for x in losses) or min(losses) < 0:
+        return None
+    start, end = statistics.fmean(losses[:3]), statistics.fmean(losses[-3:])
+    return (start, end) if start > 1e-8 and abs(end - start) <= 0.005 * start else None
+
+
 @register
 class LrTooLow(Check):
     id = "lr-too-low"
@@ -274,16 +282,20 @@ class LrTooLow(Check):
         self.opts[id(ev.optimizer)] = ev.optimizer
         self.where = ev.where
 
+    SHORT = 10  # a run shorter than 50 steps is judged from this many, when every checked step is below TINY
+
     def on_end(self) -> None:
         s = self.session
-        if s.step < 50 or len(s.losses) < 50:
+        short = s.step < 50 or len(s.losses) < 50
+        if short and (s.step < self.SHORT or len(s.losses) < self.SHORT):
             return
-        flat = flat_loss(s.losses, 0.10)
+        flat = _unmoved(s.losses) if short else flat_loss(s.losses, 0.10)
         if flat is None:
             return
         for key, ratios in self.samples.items():
             tiny = [r for r in ratios if r < self.TINY]
-            if len(ratios) >= 8 and len(tiny) >= 0.9 * len(ratios) and all(r < self.TINY for r in ratios[-3:]):
+            if len(ratios) >= 8 and len(tiny) >= (1.0 if short else 0.9) * len(ratios) \
+                    and all(r < self.TINY for r in ratios[-3:]):
                 opt = self.opts[key]
                 lr = current_lr(opt)
                 target = 1e-3 if isinstance(opt, _ADAPTIVE) else 1e-2
