@@ -1,4 +1,4 @@
-# expect: shape-mismatch
+# expect: shape-mismatch (mentions batch_first)
 # "RuntimeError: Expected hidden[0] size ... got ..." - sensor windows (batch, time, channels), no batch_first.
 import torch
 from torch import nn

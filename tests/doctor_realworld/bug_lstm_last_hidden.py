@@ -1,4 +1,4 @@
-# expect: shape-mismatch
+# expect: shape-mismatch (mentions batch_first)
 # "Expected input batch_size (20) to match target batch_size (16)" - text classifier, LSTM without batch_first.
 import torch
 from torch import nn

@@ -14,7 +14,7 @@ HERE = Path(__file__).parent
 
 
 def expected(script: Path) -> str:
-    m = re.match(r"# expect: ([\w-]+)", script.read_text().splitlines()[0])
+    m = re.match(r"# expect: ([\w-]+)", script.read_text().splitlines()[0])  # (and an optional "(mentions word)")
     assert m, f"{script.name}: the first line must be '# expect: <id>' or '# expect: none'"
     return m.group(1)
 
