@@ -80,7 +80,7 @@ def saturated_share(kind: str, out: torch.Tensor) -> tuple[float, int] | None:
 class SaturatedActivations(Check):
     id = "saturated-activations"
     severity = "warning"
-    summary = "most units of a sigmoid / tanh layer sit at its flat ends (near 0/1 or ±1) for every input"
+    summary = "most units of a sigmoid / tanh layer sit at its flat ends (near 0/1 or ±1) for most inputs"
     text = {
         "en": Text(
             title="Saturated {kind} units: {share} of a layer's units are stuck at the ends of the curve",
