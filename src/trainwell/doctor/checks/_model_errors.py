@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.checks._error_base import ErrorCheck, Explanation
+from trainwell.doctor.checks._error_base import ErrorCheck, Explainer, Explanation
 from trainwell.doctor.checks._error_parsing import Context, Parsed
 from trainwell.doctor.where import _is_user
 
@@ -181,3 +181,31 @@ def _missing_forward(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
          f"must define.", f"`{name}` 没有 `forward` 方法：调用 model(x) 时会执行 `forward`，每个 nn.Module 子类都必须定义它。"),
         ("define it in the class, next to __init__: def forward(self, x): return self.net(x)",
          "在类里、与 __init__ 并列定义：def forward(self, x): return self.net(x)"), {"model": name})
+
+
+def unregistered_first(explain: Explainer) -> Explainer:
+    """``explain``, unless the layer that failed is one its model runs but does not register (kept in a plain list
+    or dict): then model.to(device) / .to(dtype) skipped it, and that is the explanation."""
+
+    def explainer(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation | None:
+        root, layer = (ctx.modules[0], ctx.failing) if ctx.modules else (None, None)
+        if root is None or layer is None or layer is root or any(m is layer for m in root.modules()):
+            return explain(p, ctx, chk)
+        holder = next(((a, w) for a, w in _hidden_layers(root) if w in ("list of layers", "dict of layers")), None)
+        if holder is None:
+            return explain(p, ctx, chk)
+        attr, what = holder
+        name = type(root).__name__
+        return Explanation(
+            (f"This layer runs inside `{name}` but is kept in a plain Python {what.removesuffix(' of layers')} "
+             f"(`self.{attr}`), which PyTorch does not look into: model.to(device) / .to(dtype) / .cuda() moved the "
+             f"rest of the model and left this layer where it was built, so its weights and its input differ. "
+             f"model.parameters() misses it as well, so the optimizer would never train it.",
+             f"这一层在 `{name}` 里被调用，却放在普通的 Python {_ZH[what]}（`self.{attr}`）里，PyTorch 不会去里面找："
+             f"model.to(device) / .to(dtype) / .cuda() 移动了模型的其余部分，这一层却留在了创建时的位置，"
+             f"所以它的权重和输入不一致。model.parameters() 也漏掉了它，优化器永远不会训练它。"),
+            (f"keep the layers in a PyTorch container: self.{attr} = {_CONTAINER_FIX[what]}",
+             f"把这些层放进 PyTorch 的容器：self.{attr} = {_CONTAINER_FIX[what]}"),
+            {"model": name, "attribute": attr, "holds": what})
+
+    return explainer

@@ -24,7 +24,7 @@ from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, 
 from trainwell.doctor.checks._device_errors import (_cuda_unavailable, _device_misc, _devices, _dtype_loss,
                                                     _dtype_mm, _dtype_rnn, _move_fix, _type_pair)
 from trainwell.doctor.checks._op_errors import _dim_range, _dot, _index_bounds, _mv, _too_many_indices
-from trainwell.doctor.checks._model_errors import _empty_params, _misspelt_init, _missing_forward
+from trainwell.doctor.checks._model_errors import _empty_params, _misspelt_init, _missing_forward, unregistered_first
 from trainwell.doctor.checks._oom_errors import _REMEDIES, _oom
 
 
@@ -80,11 +80,12 @@ class DeviceMismatch(ErrorCheck):
                    message="PyTorch 停止了：参与同一运算的张量所在设备或数据类型不一致{place}。{explain}", fix="{fix}"),
     }
     fallback = _move_fix(False)
-    explainers = {"devices": _devices, "devices_named": _devices, "devices_expected": _devices,
-                  "device_tensor": _devices, "device_rnn": _devices, "type_pair": _type_pair, "dtype_mm": _dtype_mm,
-                  "dtype_rnn": _dtype_rnn, "dtype_target": _dtype_loss, "dtype_cast": _dtype_loss,
-                  "dtype_index": _dtype_loss, "dtype_scalar": _dtype_loss, "dtype_found": _dtype_loss,
-                  "mps_input": _device_misc, "index_device": _device_misc}
+    explainers = {k: unregistered_first(v) for k, v in {
+        "devices": _devices, "devices_named": _devices, "devices_expected": _devices, "device_tensor": _devices,
+        "device_rnn": _devices, "type_pair": _type_pair, "dtype_mm": _dtype_mm, "dtype_rnn": _dtype_rnn,
+        "dtype_target": _dtype_loss, "dtype_cast": _dtype_loss, "dtype_index": _dtype_loss,
+        "dtype_scalar": _dtype_loss, "dtype_found": _dtype_loss, "mps_input": _device_misc,
+        "index_device": _device_misc}.items()}
 
 
 @register
