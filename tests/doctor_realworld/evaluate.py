@@ -13,14 +13,15 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
-def expected(script: Path) -> str:
-    m = re.match(r"# expect: ([\w-]+)", script.read_text().splitlines()[0])  # (and an optional "(mentions word)")
+def expected(script: Path) -> tuple[str, str | None]:
+    """(the id to find or "none", a word its explanation must hold, if the first line names one)."""
+    m = re.match(r"# expect: ([\w-]+)(?: \(mentions (\w+)\))?", script.read_text().splitlines()[0])
     assert m, f"{script.name}: the first line must be '# expect: <id>' or '# expect: none'"
-    return m.group(1)
+    return m.group(1), m.group(2)
 
 
-def findings(script: Path) -> tuple[dict[str, str], list[str]]:
-    """{id: severity} of the doctor's findings on ``script``, and its internal errors."""
+def findings(script: Path) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """{id: finding} of the doctor's findings on ``script``, and its internal errors."""
     from trainwell.cli import main
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -28,7 +29,7 @@ def findings(script: Path) -> tuple[dict[str, str], list[str]]:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             main(["doctor", "run", "--lang", "en", "--json", str(out), str(script)])
         report = json.loads(out.read_text())
-    return {f["id"]: f["severity"] for f in report["findings"]}, report["internal_errors"]
+    return {f["id"]: f for f in report["findings"]}, report["internal_errors"]
 
 
 def main() -> int:
@@ -39,17 +40,18 @@ def main() -> int:
     for script in sorted(HERE.glob("*.py")):
         if script.name == "evaluate.py":
             continue
-        want = expected(script)
+        want, mentions = expected(script)
         got, internal = findings(script)
-        serious = sorted(i for i, s in got.items() if s in ("error", "warning"))
+        serious = sorted(i for i, f in got.items() if f["severity"] in ("error", "warning"))
         if want == "none":
             healthy += 1
             alarms += bool(serious)
             verdict = "false alarm" if serious else "quiet"
         else:
-            found += want in got
-            missed += want not in got
-            verdict = "found" if want in got else "MISSED"
+            hit = want in got and (not mentions or mentions in got[want]["message"] + got[want]["fix"])
+            found += hit
+            missed += not hit
+            verdict = "found" if hit else f"MISSED (no {mentions})" if want in got else "MISSED"
         print(f"{script.name:45} {want:28} {verdict:12} {sorted(got)}{' INTERNAL ' + str(internal) if internal else ''}")
     print(f"\nbuggy: {found}/{found + missed} found; healthy: {alarms}/{healthy} with a false alarm")
     return 0

@@ -298,6 +298,8 @@ class LrTooLow(Check):
                     and all(r < self.TINY for r in ratios[-3:]):
                 opt = self.opts[key]
                 lr = current_lr(opt)
+                if short and lr <= 0:
+                    continue  # no learning rate at all: params-not-updating says so
                 target = 1e-3 if isinstance(opt, _ADAPTIVE) else 1e-2
                 self.report(self.where, {"median_update_ratio": statistics.median(ratios), "lr": lr,
                                          "samples": len(ratios), "loss_start": flat[0], "loss_end": flat[1]},
