@@ -308,11 +308,19 @@ class LrTooLow(Check):
                 return
 
 
+def _frozen(losses: list[float]) -> bool:
+    """A short run (10+ losses) whose loss is the same number every time: nothing changes the model, e.g.
+    optimizer.step() is never called on a full batch. No noise to wait out, so no 100 steps needed."""
+    if len(losses) < 10 or not all(math.isfinite(x) for x in losses):
+        return False
+    return max(losses) - min(losses) <= 1e-6 * max(abs(statistics.fmean(losses)), 1e-12)
+
+
 @register
 class LossNotDecreasing(Check):
     id = "loss-not-decreasing"
     severity = "warning"
-    summary = "after 100+ backward calls the loss is where it started"
+    summary = "after 100+ backward calls the loss is where it started (after 10, when it has not moved at all)"
     text = {
         "en": Text(
             title="The loss is not going down",
@@ -362,11 +370,12 @@ class LossNotDecreasing(Check):
 
     def on_end(self) -> None:
         s = self.session
-        if s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS:
-            return  # too short to judge
+        if (s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS) and not _frozen(s.losses):
+            return  # too short to judge, unless the loss did not move at all
         if self.returns >= 3 and self.returns >= 0.25 * s.step:
             return  # optimizers taking turns (a GAN): those losses are not meant to fall
-        flat = flat_loss(s.losses, self.CAP)
+        frozen = _frozen(s.losses)
+        flat = (s.losses[0], s.losses[-1]) if frozen else flat_loss(s.losses, self.CAP)
         if flat is None:
             return
         start, end = flat
