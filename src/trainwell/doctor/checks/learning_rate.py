@@ -209,6 +209,14 @@ def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
     return start, end
 
 
+def _unmoved(losses: list[float]) -> tuple[float, float] | None:
+    """(start, end) of a short run whose loss stayed within 0.5 % of where it started, else None."""
+    if not all(math.isfinite(x) for x in losses) or min(losses) < 0:
+        return None
+    start, end = statistics.fmean(losses[:3]), statistics.fmean(losses[-3:])
+    return (start, end) if start > 1e-8 and abs(end - start) <= 0.005 * start else None
+
+
 @register
 class LrTooLow(Check):
     id = "lr-too-low"
@@ -274,18 +282,24 @@ class LrTooLow(Check):
         self.opts[id(ev.optimizer)] = ev.optimizer
         self.where = ev.where
 
+    SHORT = 10  # a run shorter than 50 steps is judged from this many, when every checked step is below TINY
+
     def on_end(self) -> None:
         s = self.session
-        if s.step < 50 or len(s.losses) < 50:
+        short = s.step < 50 or len(s.losses) < 50
+        if short and (s.step < self.SHORT or len(s.losses) < self.SHORT):
             return
-        flat = flat_loss(s.losses, 0.10)
+        flat = _unmoved(s.losses) if short else flat_loss(s.losses, 0.10)
         if flat is None:
             return
         for key, ratios in self.samples.items():
             tiny = [r for r in ratios if r < self.TINY]
-            if len(ratios) >= 8 and len(tiny) >= 0.9 * len(ratios) and all(r < self.TINY for r in ratios[-3:]):
+            if len(ratios) >= 8 and len(tiny) >= (1.0 if short else 0.9) * len(ratios) \
+                    and all(r < self.TINY for r in ratios[-3:]):
                 opt = self.opts[key]
                 lr = current_lr(opt)
+                if short and lr <= 0:
+                    continue  # no learning rate at all: params-not-updating says so
                 target = 1e-3 if isinstance(opt, _ADAPTIVE) else 1e-2
                 self.report(self.where, {"median_update_ratio": statistics.median(ratios), "lr": lr,
                                          "samples": len(ratios), "loss_start": flat[0], "loss_end": flat[1]},
@@ -294,11 +308,19 @@ class LrTooLow(Check):
                 return
 
 
+def _frozen(losses: list[float]) -> bool:
+    """A short run (10+ losses) whose loss is the same number every time: nothing changes the model, e.g.
+    optimizer.step() is never called on a full batch. No noise to wait out, so no 100 steps needed."""
+    if len(losses) < 10 or not all(math.isfinite(x) for x in losses):
+        return False
+    return max(losses) - min(losses) <= 1e-6 * max(abs(statistics.fmean(losses)), 1e-12)
+
+
 @register
 class LossNotDecreasing(Check):
     id = "loss-not-decreasing"
     severity = "warning"
-    summary = "after 100+ backward calls the loss is where it started"
+    summary = "after 100+ backward calls the loss is where it started (after 10, when it has not moved at all)"
     text = {
         "en": Text(
             title="The loss is not going down",
@@ -348,11 +370,12 @@ class LossNotDecreasing(Check):
 
     def on_end(self) -> None:
         s = self.session
-        if s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS:
-            return  # too short to judge
+        if (s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS) and not _frozen(s.losses):
+            return  # too short to judge, unless the loss did not move at all
         if self.returns >= 3 and self.returns >= 0.25 * s.step:
             return  # optimizers taking turns (a GAN): those losses are not meant to fall
-        flat = flat_loss(s.losses, self.CAP)
+        frozen = _frozen(s.losses)
+        flat = (s.losses[0], s.losses[-1]) if frozen else flat_loss(s.losses, self.CAP)
         if flat is None:
             return
         start, end = flat
