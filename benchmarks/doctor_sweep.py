@@ -7,6 +7,7 @@ the command-line entry point); the table shows whether the expected finding fire
 validation accuracy and its drop against the harmless end of the sweep.
 
     python benchmarks/doctor_sweep.py [--only lr-too-high ...] [--json out.json] [--write-docs]
+    python benchmarks/doctor_sweep.py --from-json out.json --write-docs  # the docs from an earlier run
 
 ``--write-docs`` puts the table and docs/doctor_sweep.png into docs/DOCTOR.md (between the
 markers of its section "Where each check stops seeing the bug"). Runs take about a second each.
@@ -153,10 +154,15 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="the CI strengths only")
     parser.add_argument("--json", type=Path, help="write every point as JSON")
     parser.add_argument("--write-docs", action="store_true", help="put the table and the plot into docs/DOCTOR.md")
+    parser.add_argument("--from-json", type=Path, help="read the points from an earlier --json instead of running")
     args = parser.parse_args()
     chosen = [s for s in SWEEPS if not args.only or s.check in args.only]
+    saved = json.loads(args.from_json.read_text()) if args.from_json else {}
     results: dict[Sweep, list[Point]] = {}
     for sweep in chosen:
+        if args.from_json:
+            results[sweep] = [Point(**{**p, "others": tuple(p["others"])}) for p in saved[sweep.check]]
+            continue
         results[sweep] = run_sweep(sweep, sweep.quick if args.quick else sweep.strengths)
         for p in results[sweep]:
             print(f"{sweep.check:22s} {p.strength:>8g}  fired={p.fired!s:5s} accuracy={p.accuracy:.3f} "

@@ -115,6 +115,7 @@ class Session:
             for m in dir(Check) if m.startswith("on_")}
         self._every_step = {m: [(c, h) for c, h in hs if acts_every_step(type(c), m)]
                             for m, hs in self._handlers.items()}
+        self._active = self._handlers  # the table for this step: _handlers on sampled steps, else _every_step
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
@@ -193,13 +194,14 @@ class Session:
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, method: str, *args: Any) -> None:
-        handlers = (self._handlers if self.sampled else self._every_step)[method]
+        handlers = self._active[method]
         if not handlers:
             return
         quiet = self.quiet
         prev, quiet.active = quiet.active, True  # (not the context manager: this runs several times a step)
         try:
-            for check, handler in list(handlers):
+            # No copy: a check that raises is taken out by building new lists, never by changing this one.
+            for check, handler in handlers:
                 try:
                     handler(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
@@ -460,7 +462,9 @@ class Session:
             return
         self._dispatch("on_step", StepEvent(optimizer, self._step_where))
         self.step += 1
-        self._watch_all_modules(self.sampled)
+        sampled = self.sampled
+        self._active = self._handlers if sampled else self._every_step
+        self._watch_all_modules(sampled)
 
 
 class _SafeFormat(dict):  # type: ignore[type-arg]

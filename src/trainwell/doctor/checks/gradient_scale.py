@@ -107,7 +107,7 @@ def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -
 class VanishingGradients(Check):
     id = "vanishing-gradients"
     severity = "warning"
-    summary = "the first layers get gradients 10,000x smaller than the last ones, so they do not learn"
+    summary = "the first layers get gradients 10,000x smaller than the last ones (100x in a run that stalls)"
     text = {
         "en": Text(
             title="Vanishing gradients: the first layers get almost no gradient",
