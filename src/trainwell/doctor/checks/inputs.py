@@ -80,7 +80,7 @@ class NonfiniteInput(Check):
         if not (self.session.sampled or self.armed):
             if not self.on_purpose:  # noted on the device; read on the next sampled step, so no step waits
                 for x in data:  # one reduction and one add per batch: NaN and inf survive any sum
-                    total = x.detach().sum(dtype=torch.float32)
+                    total = x.sum(dtype=torch.float32)  # (data needs no detach: no graph, no grad)
                     seen = self.suspect.get(x.device)
                     self.suspect[x.device] = total if seen is None else seen.add_(total)
             return
