@@ -61,9 +61,9 @@ def fit_workload(workload: str) -> tuple[Callable[[], Any], Any, Any, int, int]:
 
     if workload == "mlp_1ms":
         g = torch.Generator().manual_seed(0)
-        x = torch.randn(4096 + 512, 32, generator=g)
+        x = torch.randn(16384 + 512, 32, generator=g)  # enough samples not to overfit in 3,000 steps
         y = (x[:, :10].argmax(1) + (x[:, 10] > 0).long()) % 10
-        train = TensorDataset(x[:4096], y[:4096])
+        train = TensorDataset(x[:16384], y[:16384])
         # Whole batches indexed at once, as the script slices them: a per-sample loader would take longer
         # than the 1 ms step itself.
         batches = DataLoader(train, batch_size=None, sampler=BatchSampler(RandomSampler(train, generator=g), 64, False))
@@ -72,7 +72,7 @@ def fit_workload(workload: str) -> tuple[Callable[[], Any], Any, Any, int, int]:
             torch.manual_seed(0)
             return nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
 
-        return mlp, batches, TensorDataset(x[4096:], y[4096:]), 64, 47  # 64 steps an epoch: 3,008
+        return mlp, batches, TensorDataset(x[16384:], y[16384:]), 64, 12  # 256 steps an epoch: 3,072
     from sklearn.datasets import load_digits
 
     d = load_digits()
