@@ -179,7 +179,8 @@ class VanishingGradients(Check):
     def on_end(self) -> None:
         # Gradients merely 100x smaller at the front are common in healthy deep nets; with a run that got
         # nowhere they are why (a short stack of sigmoids stuck on its plateau).
-        if self.reported or self.session.step < self.MIN_STEP or stalled_loss(self.session.losses, self.STALLED) is None:
+        s = self.session
+        if self.reported or s.step < self.MIN_STEP or stalled_loss(s.losses, self.STALLED) is None:
             return
         for count, first, last, where in self.weak.values():
             if count >= self.STREAK:
