@@ -16,6 +16,7 @@ from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_norm, optimizer_params, watched_optimizer_params
+from trainwell.doctor.checks.learning_rate import stalled_loss
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -
 class VanishingGradients(Check):
     id = "vanishing-gradients"
     severity = "warning"
-    summary = "the first layers get gradients 10,000x smaller than the last ones, so they do not learn"
+    summary = "the first layers get gradients 10,000x smaller than the last ones (100x in a run that stalls)"
     text = {
         "en": Text(
             title="Vanishing gradients: the first layers get almost no gradient",
@@ -171,13 +172,17 @@ class VanishingGradients(Check):
     RATIO = 1e-4  # first layer's norm at most this fraction of the last layer's...
     TINY = 1e-6  # ...and this small in absolute terms
     STREAK = 5  # sampled steps in a row
-    MIN_STEP = 10  # and still so after the first steps
+    MIN_STEP = 10  # and still so after the first steps; or
+    RATIO_STUCK = 1e-2  # at most this fraction on the sampled steps up to the end (healthy MLPs: 5e-2 to 1)...
+    STALLED = 0.9  # ...of a run whose last quarter's loss is still above this fraction of its first quarter's
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
         self.order: weakref.WeakKeyDictionary[nn.Module, list[torch.Tensor]] = weakref.WeakKeyDictionary()
         self.where: weakref.WeakKeyDictionary[nn.Module, str | None] = weakref.WeakKeyDictionary()
         self.streak: dict[int, int] = {}
+        # id(model) -> (sampled steps in a row at or under RATIO_STUCK, first norm, last norm, where)
+        self.weak: dict[int, tuple[int, float, float, str | None]] = {}
         self.backward_since_step = False
 
     @sampled_only
@@ -203,12 +208,28 @@ class VanishingGradients(Check):
                 continue
             first, last = (float(p.grad.detach().float().norm()) for p in (live[0], live[-1]))
             key = id(model)
+            weak = 0 < first <= self.RATIO_STUCK * last
+            self.weak[key] = (self.weak[key][0] + 1 if weak and key in self.weak else int(weak), first, last,
+                              self.where.get(model))
             if 0 < first < self.TINY and first <= self.RATIO * last:
                 self.streak[key] = self.streak.get(key, 0) + 1
                 if self.streak[key] >= self.STREAK and self.session.step >= self.MIN_STEP:
-                    self.report(self.where.get(model), {"first_layer_grad_norm": first, "last_layer_grad_norm": last,
-                                                        "sampled_steps": self.streak[key]},
-                                first=first, last=last, ratio=f"{last / first:.2g}", count=self.streak[key])
+                    self._report(self.where.get(model), first, last, self.streak[key])
                     return
             else:
                 self.streak[key] = 0
+
+    def on_end(self) -> None:
+        # Gradients merely 100x smaller at the front are common in healthy deep nets; with a run that got
+        # nowhere they are why (a short stack of sigmoids stuck on its plateau).
+        s = self.session
+        if self.reported or s.step < self.MIN_STEP or stalled_loss(s.losses, self.STALLED) is None:
+            return
+        for count, first, last, where in self.weak.values():
+            if count >= self.STREAK:
+                self._report(where, first, last, count)
+                return
+
+    def _report(self, where: str | None, first: float, last: float, count: int) -> None:
+        self.report(where, {"first_layer_grad_norm": first, "last_layer_grad_norm": last, "sampled_steps": count},
+                    first=first, last=last, ratio=f"{last / first:.2g}", count=count)
