@@ -1,4 +1,4 @@
-# expect: lr-too-low (known miss)
+# expect: lr-too-low
 # One epoch over a small dataset with a learning rate copied from a fine-tuning recipe (1e-7).
 import torch
 from torch import nn
