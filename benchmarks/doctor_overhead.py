@@ -1,15 +1,17 @@
 """What watching costs: the doctor's overhead, as median ratios of interleaved runs.
 
-1. ``trainwell doctor run SCRIPT`` vs ``python SCRIPT`` on a realistic plain-PyTorch
-   training script (benchmarks/scripts/digits_cnn.py, about 3,400 steps), wall time of
-   the whole process, start-up included, as CPU time (user + system) of the child.
+1. ``trainwell doctor run SCRIPT`` vs ``python SCRIPT`` on two plain-PyTorch training scripts,
+   the whole process, start-up included, as CPU time (user + system) of the child:
+   benchmarks/scripts/digits_cnn.py (a small CNN, about 3,400 steps of about 3 ms) and
+   benchmarks/scripts/mlp_1ms.py (a 32-256-256-10 MLP, 3,000 steps of about 1 ms: the doctor's
+   per-step cost shows most there).
 2. ``trainwell.fit(doctor=True)`` vs ``fit(doctor=False)``: time per optimizer step on the
-   same model and data, in one process.
+   same two models and data, in one process.
 
 Runs alternate (A, B, B, A, ...) so drift on a shared machine hits both sides alike.
 Target: both medians <= 1.10.
 
-    python benchmarks/doctor_overhead.py [--repeats 5] [--json results.json]
+    python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--json results.json]
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import resource
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
-SCRIPT = HERE / "scripts" / "digits_cnn.py"
+WORKLOADS = ("digits_cnn", "mlp_1ms")  # each a script in benchmarks/scripts/ and a model + data for fit
 
 
 def time_process(cmd: list[str]) -> float:
@@ -35,9 +39,10 @@ def time_process(cmd: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def script_pairs(repeats: int) -> list[tuple[float, float]]:
-    plain = [sys.executable, str(SCRIPT)]
-    watched = [sys.executable, "-m", "trainwell", "doctor", "run", str(SCRIPT)]
+def script_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
+    script = HERE / "scripts" / f"{workload}.py"
+    plain = [sys.executable, str(script)]
+    watched = [sys.executable, "-m", "trainwell", "doctor", "run", str(script)]
     pairs = []
     for i in range(repeats):
         order = (plain, watched) if i % 2 == 0 else (watched, plain)
@@ -48,30 +53,53 @@ def script_pairs(repeats: int) -> list[tuple[float, float]]:
     return pairs
 
 
-def fit_pairs(repeats: int, epochs: int) -> list[tuple[float, float]]:
+def fit_workload(workload: str) -> tuple[Callable[[], Any], Any, Any, int, int]:
+    """(model factory, training set, validation set, batch size, epochs) matching the script's steps."""
     import torch
-    from sklearn.datasets import load_digits
     from torch import nn
-    from torch.utils.data import TensorDataset
+    from torch.utils.data import BatchSampler, DataLoader, RandomSampler, TensorDataset
 
-    import trainwell
+    if workload == "mlp_1ms":
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(16384 + 512, 32, generator=g)  # enough samples not to overfit in 3,000 steps
+        y = (x[:, :10].argmax(1) + (x[:, 10] > 0).long()) % 10
+        train = TensorDataset(x[:16384], y[:16384])
+        # Whole batches indexed at once, as the script slices them: a per-sample loader would take longer
+        # than the 1 ms step itself.
+        batches = DataLoader(train, batch_size=None, sampler=BatchSampler(RandomSampler(train, generator=g), 64, False))
 
-    torch.set_num_threads(1)
+        def mlp() -> nn.Module:
+            torch.manual_seed(0)
+            return nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+
+        return mlp, batches, TensorDataset(x[16384:], y[16384:]), 64, 12  # 256 steps an epoch: 3,072
+    from sklearn.datasets import load_digits
+
     d = load_digits()
     x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1) / 16.0
     x = (x - x.mean()) / x.std()
     y = torch.tensor(d.target)
-    train, val = TensorDataset(x[:1500], y[:1500]), TensorDataset(x[1500:], y[1500:])
 
-    def model() -> nn.Module:
+    def cnn() -> nn.Module:
         torch.manual_seed(0)
         return nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
                              nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
                              nn.Flatten(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
 
+    return cnn, TensorDataset(x[:1500], y[:1500]), TensorDataset(x[1500:], y[1500:]), 32, 72  # 47 an epoch: 3,384
+
+
+def fit_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
+    import torch
+
+    import trainwell
+
+    torch.set_num_threads(1)
+    model, train, val, batch_size, epochs = fit_workload(workload)
+
     def per_step(doctor: bool) -> float:
-        result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=32, progress=False, device="cpu",
-                               doctor=doctor)
+        result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False,
+                               device="cpu", doctor=doctor)
         if doctor and result.findings:
             print("  doctor findings on a correct run:", [f.id for f in result.findings])
         return result.train_seconds / len(result.steps)
@@ -101,16 +129,18 @@ def summarize(name: str, pairs: list[tuple[float, float]]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--epochs", type=int, default=72,
-                        help="fit epochs per repeat (47 steps each; 72 = the script's 3,384 steps)")
+    parser.add_argument("--only", choices=WORKLOADS, nargs="+", default=list(WORKLOADS))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    print(f"1. {SCRIPT.name}: python vs trainwell doctor run ({args.repeats} interleaved pairs)")
-    script = summarize("doctor run / python", script_pairs(args.repeats))
-    print(f"2. fit(doctor=True) vs fit(doctor=False), time per step ({args.repeats} interleaved pairs)")
-    fit = summarize("fit doctor on / off", fit_pairs(args.repeats, args.epochs))
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for workload in args.only:
+        print(f"1. {workload}.py: python vs trainwell doctor run ({args.repeats} interleaved pairs)")
+        script = summarize(f"{workload}: doctor run / python", script_pairs(workload, args.repeats))
+        print(f"2. {workload}: fit(doctor=True) vs fit(doctor=False), time per step ({args.repeats} interleaved pairs)")
+        fit = summarize(f"{workload}: fit doctor on / off", fit_pairs(workload, args.repeats))
+        results[workload] = {"script": script, "fit": fit}
     if args.json:
-        args.json.write_text(json.dumps({"script": script, "fit": fit}, indent=2))
+        args.json.write_text(json.dumps(results, indent=2))
     return 0
 
 

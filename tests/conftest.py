@@ -19,6 +19,15 @@ if os.environ.get("TRAINWELL_TEST_CUDA") != "1":
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 
+@pytest.fixture
+def one_thread():
+    """For the doctor's tiny case scripts: one thread is as fast, and immune to a busy shared machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if torch.cuda.is_available():
         return

@@ -24,15 +24,7 @@ def _case(script: Path) -> object:
     return pytest.param(script, marks=pytest.mark.slow) if doctor_options(script) else script
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    """The case scripts are tiny: one thread is as fast, and immune to a busy shared machine."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # the scripts are tiny: see conftest.py
 
 
 def run_doctor(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:

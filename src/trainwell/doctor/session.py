@@ -115,6 +115,8 @@ class Session:
             for m in dir(Check) if m.startswith("on_")}
         self._every_step = {m: [(c, h) for c, h in hs if acts_every_step(type(c), m)]
                             for m, hs in self._handlers.items()}
+        self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
+        self._active = self._handlers  # the table for this step: _handlers on sampled steps, else _every_step
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
@@ -133,7 +135,7 @@ class Session:
         self._relu_functions = {(F, "relu"): (F.relu, self._wrap_relu(F.relu)),
                                 (torch, "relu"): (torch.relu, self._wrap_relu(torch.relu))}
         self._undo: list[Callable[[], None]] = []
-        self._has_params: weakref.WeakKeyDictionary[nn.Module, bool] = weakref.WeakKeyDictionary()
+        self._has_params: dict[int, tuple[weakref.ref[nn.Module], bool]] = {}  # id(module) -> (module, answer)
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
         self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
         self._installed = False
@@ -141,11 +143,10 @@ class Session:
 
     # ------------------------------------------------------------------ API for checks
 
-    @property
-    def sampled(self) -> bool:
-        """Whether expensive checks look at this step: the first 10, then 1 in 10 up to step 100, 1 in 25
+    @staticmethod
+    def sampled_at(s: int) -> bool:
+        """Whether expensive checks look at step ``s``: the first 10, then 1 in 10 up to step 100, 1 in 25
         up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
-        s = self.step
         return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
 
     @property
@@ -162,10 +163,16 @@ class Session:
 
     def has_parameters(self, module: nn.Module) -> bool:
         """Whether ``module`` holds parameters (a model, not a loss module or metric); remembered per module."""
-        known = self._has_params.get(module)
-        if known is None:
-            known = self._has_params[module] = next(module.parameters(), None) is not None
-        return known
+        # Keyed by id, not a WeakKeyDictionary: this runs several times a step, and a WeakKeyDictionary
+        # lookup makes a weak reference each time. The reference held tells a reused id from the module.
+        known = self._has_params.get(id(module))
+        if known is not None and known[0]() is module:
+            return known[1]
+        answer = next(module.parameters(), None) is not None
+        if len(self._has_params) >= 1024:  # modules made anew every step (a loss module): forget the dead ones
+            self._has_params = {k: v for k, v in self._has_params.items() if v[0]() is not None}
+        self._has_params[id(module)] = (weakref.ref(module), answer)
+        return answer
 
     def trained_params(self) -> set[int]:
         """ids of every parameter some optimizer owns."""
@@ -194,13 +201,14 @@ class Session:
     # ------------------------------------------------------------------ dispatch
 
     def _dispatch(self, method: str, *args: Any) -> None:
-        handlers = (self._handlers if self.sampled else self._every_step)[method]
+        handlers = self._active[method]
         if not handlers:
             return
         quiet = self.quiet
         prev, quiet.active = quiet.active, True  # (not the context manager: this runs several times a step)
         try:
-            for check, handler in list(handlers):
+            # No copy: a check that raises is taken out by building new lists, never by changing this one.
+            for check, handler in handlers:
                 try:
                     handler(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
@@ -419,7 +427,10 @@ class Session:
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
                 # A copy, not a view: a loss sliced out of a big tensor must not keep that tensor alive.
-                session._pending_losses.append(tensor.detach().reshape(()).to(torch.float32, copy=True))
+                # (One op for the usual float32 scalar: a clone; a cast copies by itself.)
+                loss = tensor.detach()
+                loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
+                session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
                 session.loss_steps.append(session.step)
             session._dispatch("on_backward", ev)
             return result
@@ -465,7 +476,9 @@ class Session:
             return
         self._dispatch("on_step", StepEvent(optimizer, self._step_where))
         self.step += 1
-        self._watch_all_modules(self.sampled)
+        self.sampled = sampled = self.sampled_at(self.step)
+        self._active = self._handlers if sampled else self._every_step
+        self._watch_all_modules(sampled)
 
 
 class _SafeFormat(dict):  # type: ignore[type-arg]

@@ -77,6 +77,9 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ("device-mismatch", "dtype_scalar", r"expected scalar type (\w+) but found (\w+)"),
     ("device-mismatch", "dtype_found", r"Found dtype (\w+) but expected (\w+)"),
     ("model-definition", "empty_params", r"optimizer got an empty parameter list"),
+    ("model-definition", "init_args", r"(\w+)\.__init__\(\) (?:takes 1 positional argument but \d+ were given|got an "
+                                      r"unexpected keyword argument)"),
+    ("model-definition", "no_attribute", r"'(\w+)' object has no attribute '(\w+)'"),
     ("model-definition", "no_forward", r'Module \[(\w+)\] is missing the required "forward" function'),
     ("shape-mismatch", "matmul", r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)"),
     ("shape-mismatch", "matmul", r"size mismatch, m1: \[(\d+) x (\d+)\], m2: \[(\d+) x (\d+)\]"),  # torch < 1.7
@@ -113,6 +116,13 @@ _PATTERNS: list[tuple[str, str, str]] = [
                               r"size (\d+)"),
     ("shape-mismatch", "too_small", r"Kernel size can't be greater than actual input size|Output size is too small"),
     ("shape-mismatch", "attention_dim", r"was expecting embedding dimension of (\d+), but got (\d+)"),
+    ("shape-mismatch", "dot", r"inconsistent tensor size, expected tensor \[\d+\] and src \[\d+\] to have the same "
+                              r"number of elements, but got (\d+) and (\d+) elements"),
+    ("shape-mismatch", "mv", r"size mismatch, got input \((\d+)\), mat \((\d+)x(\d+)\), vec \((\d+)\)"),
+    ("shape-mismatch", "dim_range", r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but "
+                                    r"got (-?\d+)\)"),
+    ("shape-mismatch", "too_many_indices", r"too many indices for tensor of dimension (\d+)"),
+    ("shape-mismatch", "index_bounds", r"index (-?\d+) is out of bounds for dimension (\d+) with size (\d+)"),
     ("shape-mismatch", "bmm", r"Expected size for first two dimensions of batch2 tensor to be: " + _NUMS
                               + r" but got: " + _NUMS),
 ]

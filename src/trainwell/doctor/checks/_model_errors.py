@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.checks._error_base import ErrorCheck, Explanation
+from trainwell.doctor.checks._error_base import ErrorCheck, Explainer, Explanation
 from trainwell.doctor.checks._error_parsing import Context, Parsed
 from trainwell.doctor.where import _is_user
 
@@ -76,21 +76,52 @@ _CONTAINER_FIX = {"list of layers": "nn.ModuleList([...])", "dict of layers": "n
                   "list of tensors": "nn.ParameterList([...])", "tensor": "nn.Parameter(torch.randn(...))"}
 
 
+def _init_typo(name: str, wrong: str, effect: tuple[str, str]) -> Explanation:
+    return Explanation(
+        (f"`{name}` has no layers: its constructor is spelt `{wrong}` instead of `__init__`, so Python never runs "
+         f"it and no layer is created; {effect[0]}.",
+         f"`{name}` 没有任何层：它的构造函数写成了 `{wrong}` 而不是 `__init__`，Python 根本不会调用它，"
+         f"所以没有创建任何层，{effect[1]}。"),
+        (f"rename it: def __init__(self, ...):  # two underscores on each side; then call super().__init__() first",
+         f"改名为：def __init__(self, ...):  # 两边各两个下划线；并且先调用 super().__init__()"),
+        {"model": name, "misspelt": wrong})
+
+
+def _class_named(ctx: Context, name: str) -> type | None:
+    """The user's nn.Module class called ``name``, found in the frames of the traceback."""
+    for f in reversed(ctx.frames):
+        if not _is_user(f.f_code.co_filename):
+            continue
+        for v in (*f.f_locals.values(), *f.f_globals.values()):
+            cls = v if isinstance(v, type) else type(v)
+            if issubclass(cls, nn.Module) and cls.__name__ == name:
+                return cls
+    return None
+
+
+def _misspelt_init(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation | None:
+    """``Net(3, 2)`` refused, or ``self.fc`` missing in forward(): a constructor that never ran."""
+    cls = _class_named(ctx, p.groups[0])
+    if cls is None:
+        return None
+    for c in (k for k in cls.__mro__ if issubclass(k, nn.Module) and not k.__module__.startswith("torch.")):
+        wrong = _misspelt(c, "__init__")
+        if wrong:
+            effect = ((f"nn.Module's own constructor ran instead, which takes no arguments",
+                       f"实际运行的是 nn.Module 自己的构造函数，它不接受参数") if p.kind == "init_args" else
+                      (f"forward() then looks for `self.{p.groups[1]}`, which was never set",
+                       f"forward() 随后去找 `self.{p.groups[1]}`，而它从来没有被设置"))
+            return _init_typo(cls.__name__, wrong, effect)
+    return None
+
+
 def _empty_params(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     for model in _candidates(ctx):
         name = type(model).__name__
         for cls in _user_classes(model):
             wrong = _misspelt(cls, "__init__")
             if wrong:
-                return Explanation(
-                    (f"`{name}` has no parameters: its constructor is spelt `{wrong}` instead of `__init__`, so "
-                     f"Python never runs it and no layer is created; the optimizer gets an empty list.",
-                     f"`{name}` 没有任何参数：它的构造函数写成了 `{wrong}` 而不是 `__init__`，Python 根本不会调用它，"
-                     f"所以没有创建任何层，优化器收到的是空列表。"),
-                    (f"rename it: def __init__(self, ...):  # two underscores on each side; then call "
-                     f"super().__init__() first", f"改名为：def __init__(self, ...):  # 两边各两个下划线；"
-                     f"并且先调用 super().__init__()"),
-                    {"model": name, "misspelt": wrong})
+                return _init_typo(name, wrong, ("the optimizer gets an empty list", "优化器收到的是空列表"))
         hidden = _hidden_layers(model)
         if hidden:
             attr, what = hidden[0]
@@ -150,3 +181,31 @@ def _missing_forward(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
          f"must define.", f"`{name}` 没有 `forward` 方法：调用 model(x) 时会执行 `forward`，每个 nn.Module 子类都必须定义它。"),
         ("define it in the class, next to __init__: def forward(self, x): return self.net(x)",
          "在类里、与 __init__ 并列定义：def forward(self, x): return self.net(x)"), {"model": name})
+
+
+def unregistered_first(explain: Explainer) -> Explainer:
+    """``explain``, unless the layer that failed is one its model runs but does not register (kept in a plain list
+    or dict): then model.to(device) / .to(dtype) skipped it, and that is the explanation."""
+
+    def explainer(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation | None:
+        root, layer = (ctx.modules[0], ctx.failing) if ctx.modules else (None, None)
+        if root is None or layer is None or layer is root or any(m is layer for m in root.modules()):
+            return explain(p, ctx, chk)
+        holder = next(((a, w) for a, w in _hidden_layers(root) if w in ("list of layers", "dict of layers")), None)
+        if holder is None:
+            return explain(p, ctx, chk)
+        attr, what = holder
+        name = type(root).__name__
+        return Explanation(
+            (f"This layer runs inside `{name}` but is kept in a plain Python {what.removesuffix(' of layers')} "
+             f"(`self.{attr}`), which PyTorch does not look into: model.to(device) / .to(dtype) / .cuda() moved the "
+             f"rest of the model and left this layer where it was built, so its weights and its input differ. "
+             f"model.parameters() misses it as well, so the optimizer would never train it.",
+             f"这一层在 `{name}` 里被调用，却放在普通的 Python {_ZH[what]}（`self.{attr}`）里，PyTorch 不会去里面找："
+             f"model.to(device) / .to(dtype) / .cuda() 移动了模型的其余部分，这一层却留在了创建时的位置，"
+             f"所以它的权重和输入不一致。model.parameters() 也漏掉了它，优化器永远不会训练它。"),
+            (f"keep the layers in a PyTorch container: self.{attr} = {_CONTAINER_FIX[what]}",
+             f"把这些层放进 PyTorch 的容器：self.{attr} = {_CONTAINER_FIX[what]}"),
+            {"model": name, "attribute": attr, "holds": what})
+
+    return explainer

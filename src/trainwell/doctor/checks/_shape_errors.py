@@ -10,6 +10,15 @@ from torch import nn
 from trainwell.doctor.checks._error_parsing import (Context, Parsed, fmt, has_conv, ints,
                                                     shape, square_side)
 from trainwell.doctor.checks._error_base import Explanation, ErrorCheck, _CONV, _NORM, _prod
+from trainwell.doctor.checks._op_errors import on_line
+from trainwell.doctor.checks._batch_first import TimeMajor, time_major_input
+
+
+def _time_major(ctx: Context, chk: ErrorCheck, rows: int, wanted: int) -> TimeMajor | None:
+    """A non-batch_first RNN read the batch as time, when this error's ``rows`` are its seq length where
+    ``wanted`` (its batch) was expected."""
+    tm = time_major_input(ctx, getattr(chk, "time_major", None))  # shape-mismatch remembers the last one seen
+    return tm if tm is not None and (rows, wanted) == (tm.seq, tm.batch) else None
 
 
 def _matmul(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
@@ -17,9 +26,10 @@ def _matmul(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     lin = ctx.failing if isinstance(ctx.failing, nn.Linear) and ctx.failing.in_features == c else None
     ev = {"mat1": [a, b], "mat2": [c, d]}
     if lin is None:
+        shown = on_line(ctx)
         return Explanation(
-            (f"A matrix product got a ({a}x{b}) and a ({c}x{d}) matrix; the inner sizes {b} and {c} must be equal.",
-             f"矩阵乘法得到了 ({a}x{b}) 和 ({c}x{d}) 两个矩阵，中间的两个大小 {b} 和 {c} 必须相等。"),
+            (f"A matrix product got a ({a}x{b}) and a ({c}x{d}) matrix; the inner sizes {b} and {c} must be "
+             f"equal.{shown[0]}", f"矩阵乘法得到了 ({a}x{b}) 和 ({c}x{d}) 两个矩阵，中间的两个大小 {b} 和 {c} 必须相等。{shown[1]}"),
             ("print both shapes just before that line and make them agree, e.g. transpose one: y = x @ w.T",
              "在那一行之前打印两个张量的形状并让它们一致，例如转置其中一个：y = x @ w.T"), ev)
     out, s = lin.out_features, shape(ctx.module_input(lin))
@@ -186,6 +196,14 @@ def _rnn_rank(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
 
 def _rnn_hidden(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     want, got = ints(p.groups[0]), ints(p.groups[1])
+    tm = _time_major(ctx, chk, want[1], got[1]) if len(want) == len(got) == 3 else None
+    if tm is not None:
+        note = tm.note()
+        return Explanation(
+            (f"The initial hidden state has shape {fmt(got)} (num_layers, batch, hidden) but the {tm.kind} asks for "
+             f"{fmt(want)}. {note[0]}",
+             f"初始隐藏状态的形状是 {fmt(got)}（num_layers, batch, hidden），但 {tm.kind} 要求的是 {fmt(want)}。{note[1]}"),
+            tm.fix(), {"expected": want, "got": got, "batch_first": False})
     return Explanation(
         (f"The initial hidden state has shape {fmt(got)} but this batch needs {fmt(want)} (num_layers, batch, "
          f"hidden): it was made for a fixed batch size, and this batch (often the last, smaller one) differs.",
@@ -223,6 +241,13 @@ def _batch_size(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     inp, tgt = ctx.loss_tensors()
     last = getattr(chk, "last_forward", None)  # shape-mismatch remembers the last model call
     ev = {"predictions": n_in, "targets": n_t, "prediction_shape": shape(inp), "target_shape": shape(tgt)}
+    tm = _time_major(ctx, chk, n_in, n_t)
+    if tm is not None:
+        note = tm.note()
+        return Explanation(
+            (f"The loss got {n_in} predictions (shape {fmt(shape(inp))}) but {n_t} targets. {note[0]}",
+             f"损失函数收到 {n_in} 个预测（形状 {fmt(shape(inp))}），但有 {n_t} 个目标。{note[1]}"),
+            tm.fix(), {**ev, "batch_first": False})
     if last and last[0] == n_t and last[1][:1] == (n_in,):
         cause = (f" The model received a batch of {n_t} samples and returned {n_in} rows (output {fmt(last[1])}): its "
                  f"forward mixes the batch and feature dimensions, usually x.view(-1, N) with the wrong N.",
@@ -461,6 +486,13 @@ def _index_range(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation | None
 
 def _view(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     target, n = ints(p.groups[0]), int(p.groups[1])
+    tm = time_major_input(ctx, getattr(chk, "time_major", None))
+    if tm is not None and tm.batch in target and n % tm.seq == 0 and n % tm.batch:
+        note = tm.note()
+        return Explanation(
+            (f"view / reshape to {list(target)} is impossible for a tensor of {n} values. {note[0]}",
+             f"无法把 {n} 个值的张量 view / reshape 成 {list(target)}。{note[1]}"),
+            tm.fix(), {"view": target, "numel": n, "batch_first": False})
     if target and target[0] > 0 and -1 in target[1:]:
         cause = (f" The first size ({target[0]}) is a hard-coded batch size; a smaller last batch (or another batch "
                  f"size) breaks it.", f"第一个大小（{target[0]}）是写死的 batch 大小；最后一个较小的 batch（或换了 batch 大小）就会出错。")

@@ -20,7 +20,11 @@ import torch
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import BatchEvent
 
-WINDOW = 20  # batch-to-batch intervals needed before judging
+WINDOW = 8  # batch-to-batch intervals needed before judging during the run (re-judged every JUDGE_EVERY more)
+JUDGE_EVERY = 4
+AT_END = 4  # a run that ended with fewer intervals is judged at its end from as few as this many...
+END_AGREE = 1.0  # ...when every one of them shows the wait (with WINDOW or more, AGREE of them must)
+AGREE = 0.75
 MIN_SHARE = 0.5  # median wait / median interval
 MIN_WAIT_S = 0.005  # a few ms per batch: tiny in-memory datasets never reach it
 MIN_WAIT_PER_ITEM_S = 15e-6  # indexing tensors costs ~3 us per item; real per-item work costs more
@@ -39,6 +43,7 @@ class _Stream:
     new: int = 0  # intervals added since the last judgement
     num_workers: int = -1
     pin_memory: bool = False
+    where: str | None = None
 
 
 def _batch_size(batch: Any) -> int:
@@ -68,8 +73,8 @@ class DataLoaderBottleneck(Check):
             title="Training waits for data {share}% of the time",
             general="Training spends much of its time waiting for data",
             message="Each batch took {wait_ms} ms to load, while a whole training step (loading + compute) took "
-                    "{step_ms} ms: the model sat idle {share}% of the time, measured over {batches} batches "
-                    "({item_ms} ms of loading per item, with num_workers={num_workers}). Training would run up to "
+                    "{step_ms} ms: the model sat idle {share}% of the time, measured over {batches} training steps, "
+                    "{waiting} of which spent more than half their time waiting ({item_ms} ms of loading per item, with num_workers={num_workers}). Training would run up to "
                     "{speedup}x faster if the next batch were ready when the step ends.",
             fix="load in parallel and do less per item: DataLoader(ds, batch_size=..., {workers_arg}"
                 "persistent_workers=True, pin_memory=torch.cuda.is_available())  # and move decoding / fixed "
@@ -78,7 +83,7 @@ class DataLoaderBottleneck(Check):
             title="训练有 {share}% 的时间在等数据",
             general="训练有很大一部分时间在等数据",
             message="每个批次加载要 {wait_ms} 毫秒，而整个训练步（加载 + 计算）用时 {step_ms} 毫秒：在统计的 {batches} "
-                    "个批次里，模型有 {share}% 的时间在空等（每个样本加载 {item_ms} 毫秒，num_workers={num_workers}）。"
+                    "个训练步里，模型有 {share}% 的时间在空等（其中 {waiting} 个训练步一半以上的时间在等数据；每个样本加载 {item_ms} 毫秒，num_workers={num_workers}）。"
                     "如果训练步结束时下一个批次已经准备好，训练最多可快 {speedup} 倍。",
             fix="并行加载并减少每个样本的工作：DataLoader(ds, batch_size=..., {workers_arg}"
                 "persistent_workers=True, pin_memory=torch.cuda.is_available())  # 并把解码、固定的预处理移出 "
@@ -110,22 +115,32 @@ class DataLoaderBottleneck(Check):
         if it is not None:
             s.num_workers = int(getattr(it, "_num_workers", -1))
             s.pin_memory = bool(getattr(it, "_pin_memory", False))
-        if len(s.intervals) >= WINDOW and s.new >= 10:
+        s.where = ev.where
+        if len(s.intervals) >= WINDOW and s.new >= JUDGE_EVERY:
             s.new = 0
-            self._judge(s, ev)
+            self._judge(s, AGREE)
 
-    def _judge(self, s: _Stream, ev: BatchEvent) -> None:
+    def on_end(self) -> None:
+        for s in list(self.streams.values()):
+            if not self.reported and AT_END <= len(s.intervals) < WINDOW:
+                self._judge(s, END_AGREE)
+
+    def _judge(self, s: _Stream, agree: float) -> None:
         wait = statistics.median(s.waits)
         interval = statistics.median(s.intervals)
         items = statistics.median(s.items) or 1
         if interval <= 0 or wait < MIN_WAIT_S or wait / interval < MIN_SHARE or wait / items < MIN_WAIT_PER_ITEM_S:
             return
+        # How sure: the batches that each, on their own, spent most of their step waiting.
+        waiting = sum(w >= MIN_SHARE * i and w >= MIN_WAIT_S for w, i in zip(s.waits, s.intervals))
+        if waiting < agree * len(s.intervals):
+            return
         share = min(wait / interval, 1.0)
         cpus = os.cpu_count() or 1
         workers_arg = f"num_workers={cpus}, " if s.num_workers < cpus else ""  # more workers than CPUs won't help
-        self.report(ev.where, {"median_wait_s": wait, "median_step_s": interval, "wait_share": share,
+        self.report(s.where, {"median_wait_s": wait, "batches_waiting": waiting, "median_step_s": interval, "wait_share": share,
                                "batches": len(s.intervals), "batch_size": items, "num_workers": s.num_workers,
                                "pin_memory": s.pin_memory, "cpu_count": cpus},
                     share=round(100 * share), wait_ms=round(wait * 1e3, 1), step_ms=round(interval * 1e3, 1),
-                    batches=len(s.intervals), num_workers=max(s.num_workers, 0), item_ms=round(wait / items * 1e3, 2),
+                    batches=len(s.intervals), waiting=waiting, num_workers=max(s.num_workers, 0), item_ms=round(wait / items * 1e3, 2),
                     speedup=round(1 / max(1 - share, 0.05), 1), workers_arg=workers_arg)

@@ -15,6 +15,7 @@ import torch
 from trainwell.doctor.check import Text, register
 from trainwell.doctor.events import ForwardEvent, StepEvent
 from trainwell.doctor.checks._error_base import ErrorCheck
+from trainwell.doctor.checks._batch_first import TimeMajor, watch
 from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, _bmm, _broadcast, _cat, _ce_target,
                                                    _conv_channels, _conv_rank, _index_range, _inplace, _layer_norm,
                                                    _matmul, _norm_features, _norm_rank, _rnn_features, _rnn_hidden,
@@ -22,7 +23,8 @@ from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, 
                                                    _too_small, _view)
 from trainwell.doctor.checks._device_errors import (_cuda_unavailable, _device_misc, _devices, _dtype_loss,
                                                     _dtype_mm, _dtype_rnn, _move_fix, _type_pair)
-from trainwell.doctor.checks._model_errors import _empty_params, _missing_forward
+from trainwell.doctor.checks._op_errors import _dim_range, _dot, _index_bounds, _mv, _too_many_indices
+from trainwell.doctor.checks._model_errors import _empty_params, _misspelt_init, _missing_forward, unregistered_first
 from trainwell.doctor.checks._oom_errors import _REMEDIES, _oom
 
 
@@ -45,17 +47,24 @@ class ShapeMismatch(ErrorCheck):
                   "norm_rank": _norm_rank, "layer_norm": _layer_norm, "target_size": _target_size,
                   "target_rank": _ce_target, "target_probs": _ce_target, "target_seq": _ce_target,
                   "target_range": _target_range, "index_range": _index_range, "view": _view, "stack": _stack,
-                  "cat": _cat, "too_small": _too_small, "attention_dim": _attention_dim, "bmm": _bmm}
+                  "cat": _cat, "too_small": _too_small, "attention_dim": _attention_dim, "bmm": _bmm,
+                  "dot": _dot, "mv": _mv, "dim_range": _dim_range, "too_many_indices": _too_many_indices,
+                  "index_bounds": _index_bounds}
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.last_forward: tuple[int, tuple[int, ...]] | None = None  # (batch in, output shape) of the last model call
+        self.time_major: TimeMajor | None = None  # the last non-batch_first RNN seen reading a 3-D input
 
     def on_forward(self, ev: ForwardEvent) -> None:
         # Two attribute reads per model call: enough to tell later whether the model changed the batch size.
         x, out = (ev.inputs[0] if ev.inputs else None), ev.output
         if isinstance(x, torch.Tensor) and isinstance(out, torch.Tensor) and x.ndim and out.ndim:
             self.last_forward = (x.shape[0], tuple(out.shape))
+        for module, inp, _ in ((ev.module, x, out), *ev.leaf_calls):  # leaf calls: sampled steps and first calls
+            tm = watch(module, inp)
+            if tm is not None:
+                self.time_major = tm
 
 
 @register
@@ -71,11 +80,12 @@ class DeviceMismatch(ErrorCheck):
                    message="PyTorch 停止了：参与同一运算的张量所在设备或数据类型不一致{place}。{explain}", fix="{fix}"),
     }
     fallback = _move_fix(False)
-    explainers = {"devices": _devices, "devices_named": _devices, "devices_expected": _devices,
-                  "device_tensor": _devices, "device_rnn": _devices, "type_pair": _type_pair, "dtype_mm": _dtype_mm,
-                  "dtype_rnn": _dtype_rnn, "dtype_target": _dtype_loss, "dtype_cast": _dtype_loss,
-                  "dtype_index": _dtype_loss, "dtype_scalar": _dtype_loss, "dtype_found": _dtype_loss,
-                  "mps_input": _device_misc, "index_device": _device_misc}
+    explainers = {k: unregistered_first(v) for k, v in {
+        "devices": _devices, "devices_named": _devices, "devices_expected": _devices, "device_tensor": _devices,
+        "device_rnn": _devices, "type_pair": _type_pair, "dtype_mm": _dtype_mm, "dtype_rnn": _dtype_rnn,
+        "dtype_target": _dtype_loss, "dtype_cast": _dtype_loss, "dtype_index": _dtype_loss,
+        "dtype_scalar": _dtype_loss, "dtype_found": _dtype_loss, "mps_input": _device_misc,
+        "index_device": _device_misc}.items()}
 
 
 @register
@@ -105,7 +115,8 @@ class ModelDefinition(ErrorCheck):
     }
     fallback = ("define the layers in __init__ (after super().__init__()) and the computation in forward(self, x)",
                 "在 __init__ 里（先调用 super().__init__()）定义各层，在 forward(self, x) 里写计算")
-    explainers = {"empty_params": _empty_params, "no_forward": _missing_forward}
+    explainers = {"empty_params": _empty_params, "no_forward": _missing_forward, "init_args": _misspelt_init,
+                  "no_attribute": _misspelt_init}
 
 
 @register

@@ -15,7 +15,8 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import grad_norm, optimizer_params
+from trainwell.doctor.checks._grads import grad_norm, optimizer_params, watched_optimizer_params
+from trainwell.doctor.checks.learning_rate import stalled_loss
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
 if TYPE_CHECKING:
@@ -29,21 +30,18 @@ class ExplodingGradients(Check):
     summary = "the gradient norm grows a thousandfold (or to inf/NaN) during training"
     text = {
         "en": Text(
-            title="Exploding gradients: the gradient norm jumped from {early} to {norm}",
+            title="Exploding gradients: {headline}",
             general="Exploding gradients: the gradient norm jumps by orders of magnitude",
-            message="At step {step} the total gradient norm that optimizer.step() was about to apply was {norm}, "
-                    "against {early} in the first steps, while the loss was still finite. Updates "
-                    "that large throw the weights far away, and the next steps usually end in inf/NaN. Typical "
-                    "causes: a deep network with too large an initialisation, a learning rate that is too high, "
-                    "or an RNN trained without gradient clipping.",
+            message="{story} Updates that large throw the weights far away, and the next steps usually end in "
+                    "inf/NaN. Typical causes: a deep network with too large an initialisation, a learning rate that "
+                    "is too high, unscaled targets, or an RNN trained without gradient clipping.",
             fix="clip the gradients before the step: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
                 "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate"),
         "zh": Text(
-            title="梯度爆炸：梯度范数从 {early} 猛增到 {norm}",
+            title="梯度爆炸：{headline}",
             general="梯度爆炸：梯度范数猛增几个数量级",
-            message="第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm}，而最初几步只有 {early}，"
-                    "此时损失仍是有限值。这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
-                    "常见原因：深层网络的初始化过大、学习率过高，或者 RNN 训练时没有做梯度裁剪。",
+            message="{story}这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
+                    "常见原因：深层网络的初始化过大、学习率过高、目标值没有缩放，或者 RNN 训练时没有做梯度裁剪。",
             fix="在更新前裁剪梯度：torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
                 "  # 放在 loss.backward() 和 optimizer.step() 之间；也可以减小初始化尺度或学习率"),
     }
@@ -51,15 +49,18 @@ class ExplodingGradients(Check):
     GROWTH = 1e3  # norm over the median of the first sampled norms
     FLOOR = 10.0  # an exploded norm is large in absolute terms too (tiny-init nets grow from 1e-6 to 1e-3)
     EARLY = 5  # sampled steps that make the early median
+    BLOWUP = 1.0  # in the first steps, one update larger than the weights themselves (||dw|| / ||w||)...
+    FIRST_STEPS = 10  # ...followed at once by an inf/NaN loss on finite data: the gradients exploded in one step
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
         self.early: dict[int, list[float]] = {}  # optimizer id -> first sampled norms
         self.last: dict[int, float] = {}  # optimizer id -> last sampled norm
         self.backward_since_step = False
-
-    def on_backward(self, ev: BackwardEvent) -> None:
-        self.backward_since_step = True
+        self.before: list[tuple[torch.Tensor, torch.Tensor]] = []  # a few weights before an early step
+        self.blowup: tuple[int, float, float, str | None] | None = None  # the last such step: (step, ||dw||/||w||,
+        #                                                                  grad norm, where)
+        self.norm = 0.0  # the gradient norm of the last sampled step
 
     @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
@@ -69,7 +70,9 @@ class ExplodingGradients(Check):
         losses = self.session.losses
         if not losses or not math.isfinite(losses[-1]):
             return  # an inf/NaN loss is lr-too-high's or the data's story, not the gradients'
-        norm = grad_norm(optimizer_params(ev.optimizer))
+        norm = self.norm = grad_norm(optimizer_params(ev.optimizer))
+        if self.session.step < self.FIRST_STEPS:
+            self.before = [(p, p.detach().clone()) for p in watched_optimizer_params(ev.optimizer)]
         key = id(ev.optimizer)
         early = self.early.setdefault(key, [])
         base = statistics.median(early) if len(early) >= 2 else 0.0
@@ -83,10 +86,51 @@ class ExplodingGradients(Check):
             # inf/NaN right after a steep rise; a NaN out of nowhere is a numerical bug (log(0), sqrt(0)).
             self.fire(ev, norm, base)
 
+    @sampled_only
+    def on_step(self, ev: StepEvent) -> None:
+        before, self.before = self.before, []
+        if not before:
+            return
+        moved = [float((p.detach() - old).float().norm()) / max(float(old.float().norm()), 1e-12) for p, old in before]
+        ratio = max(moved)
+        if not math.isfinite(ratio) or ratio > self.BLOWUP:
+            self.blowup = (self.session.step, ratio, self.norm, ev.where)
+
+    def on_backward(self, ev: BackwardEvent) -> None:
+        self.backward_since_step = True
+        if self.blowup is None or self.reported or self.session.step > self.FIRST_STEPS:
+            return  # (the first steps are all sampled: reading the losses there costs nothing extra)
+        losses = self.session.losses
+        step, ratio, norm, where = self.blowup
+        # The step that moved the weights by more than their size came right before this loss.
+        if (losses and not math.isfinite(losses[-1]) and self.session.step == step + 1
+                and not self.session.nonfinite_data and all(math.isfinite(x) for x in losses[:-1])):
+            size_en, size_zh = ((f"{ratio:.3g} times their own size", f"其自身大小的 {ratio:.3g} 倍") if math.isfinite(ratio)
+                                else ("into inf/NaN", "成了 inf/NaN"))
+            self.report(where, {"grad_norm": norm, "update_ratio": ratio, "step": step + 1, "loss": str(losses[-1])},
+                        headline=_words(self.session.lang, f"one update changed the weights {size_en}",
+                                        f"一次更新把权重变{size_zh}"),
+                        story=_words(self.session.lang,
+                                     f"At step {step + 1} optimizer.step() applied a gradient of norm {norm:.4g}, which "
+                                     f"changed the weights {size_en}, and the very next loss was {losses[-1]} although "
+                                     f"the data is finite.",
+                                     f"第 {step + 1} 步时，optimizer.step() 使用的梯度范数为 {norm:.4g}，把权重变{size_zh}，"
+                                     f"紧接着的损失就变成了 {losses[-1]}，而数据都是有限值。"))
+
     def fire(self, ev: StepEvent, norm: float, base: float) -> None:
-        self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "growth": norm / base,
-                               "step": self.session.step},
-                    norm=norm, early=base, step=self.session.step)
+        step, lang = self.session.step, self.session.lang
+        self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "growth": norm / base, "step": step},
+                    headline=_words(lang, f"the gradient norm jumped from {base:.4g} to {norm:.4g}",
+                                    f"梯度范数从 {base:.4g} 猛增到 {norm:.4g}"),
+                    story=_words(lang, f"At step {step} the total gradient norm that optimizer.step() was about to "
+                                       f"apply was {norm:.4g}, against {base:.4g} in the first steps, while the loss "
+                                       f"was still finite.",
+                                 f"第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm:.4g}，而最初几步只有 "
+                                 f"{base:.4g}，此时损失仍是有限值。"))
+
+
+def _words(lang: str, en: str, zh: str) -> str:
+    return zh if lang == "zh" else en
 
 
 def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -> list[torch.Tensor]:
@@ -106,7 +150,7 @@ def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -
 class VanishingGradients(Check):
     id = "vanishing-gradients"
     severity = "warning"
-    summary = "the first layers get gradients 10,000x smaller than the last ones, so they do not learn"
+    summary = "the first layers get gradients 10,000x smaller than the last ones (100x in a run that stalls)"
     text = {
         "en": Text(
             title="Vanishing gradients: the first layers get almost no gradient",
@@ -128,13 +172,17 @@ class VanishingGradients(Check):
     RATIO = 1e-4  # first layer's norm at most this fraction of the last layer's...
     TINY = 1e-6  # ...and this small in absolute terms
     STREAK = 5  # sampled steps in a row
-    MIN_STEP = 10  # and still so after the first steps
+    MIN_STEP = 10  # and still so after the first steps; or
+    RATIO_STUCK = 1e-2  # at most this fraction on the sampled steps up to the end (healthy MLPs: 5e-2 to 1)...
+    STALLED = 0.9  # ...of a run whose last quarter's loss is still above this fraction of its first quarter's
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
         self.order: weakref.WeakKeyDictionary[nn.Module, list[torch.Tensor]] = weakref.WeakKeyDictionary()
         self.where: weakref.WeakKeyDictionary[nn.Module, str | None] = weakref.WeakKeyDictionary()
         self.streak: dict[int, int] = {}
+        # id(model) -> (sampled steps in a row at or under RATIO_STUCK, first norm, last norm, where)
+        self.weak: dict[int, tuple[int, float, float, str | None]] = {}
         self.backward_since_step = False
 
     @sampled_only
@@ -160,12 +208,28 @@ class VanishingGradients(Check):
                 continue
             first, last = (float(p.grad.detach().float().norm()) for p in (live[0], live[-1]))
             key = id(model)
+            weak = 0 < first <= self.RATIO_STUCK * last
+            self.weak[key] = (self.weak[key][0] + 1 if weak and key in self.weak else int(weak), first, last,
+                              self.where.get(model))
             if 0 < first < self.TINY and first <= self.RATIO * last:
                 self.streak[key] = self.streak.get(key, 0) + 1
                 if self.streak[key] >= self.STREAK and self.session.step >= self.MIN_STEP:
-                    self.report(self.where.get(model), {"first_layer_grad_norm": first, "last_layer_grad_norm": last,
-                                                        "sampled_steps": self.streak[key]},
-                                first=first, last=last, ratio=f"{last / first:.2g}", count=self.streak[key])
+                    self._report(self.where.get(model), first, last, self.streak[key])
                     return
             else:
                 self.streak[key] = 0
+
+    def on_end(self) -> None:
+        # Gradients merely 100x smaller at the front are common in healthy deep nets; with a run that got
+        # nowhere they are why (a short stack of sigmoids stuck on its plateau).
+        s = self.session
+        if self.reported or s.step < self.MIN_STEP or stalled_loss(s.losses, self.STALLED) is None:
+            return
+        for count, first, last, where in self.weak.values():
+            if count >= self.STREAK:
+                self._report(where, first, last, count)
+                return
+
+    def _report(self, where: str | None, first: float, last: float, count: int) -> None:
+        self.report(where, {"first_layer_grad_norm": first, "last_layer_grad_norm": last, "sampled_steps": count},
+                    first=first, last=last, ratio=f"{last / first:.2g}", count=count)

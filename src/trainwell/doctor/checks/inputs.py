@@ -67,7 +67,9 @@ class NonfiniteInput(Check):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.suspect: dict[torch.device, torch.Tensor] = {}  # per device: a non-finite sum seen, not read yet
+        # Per device: the running sum of the batches since the last sampled step, not read yet (non-finite
+        # when one of them held NaN / inf, or, rarely, when the sum overflows: then the next ones are looked at).
+        self.suspect: dict[torch.device, torch.Tensor] = {}
         self.armed = 0
         self.on_purpose = False  # the model was seen neutralizing non-finite inputs (masks)
 
@@ -77,12 +79,12 @@ class NonfiniteInput(Check):
         data = [x for x in tensors(ev.inputs) if is_data(x)]
         if not (self.session.sampled or self.armed):
             if not self.on_purpose:  # noted on the device; read on the next sampled step, so no step waits
-                for x in data:
-                    bad = ~torch.isfinite(x.detach().sum())
+                for x in data:  # one reduction and one add per batch: NaN and inf survive any sum
+                    total = x.sum(dtype=torch.float32)  # (data needs no detach: no graph, no grad)
                     seen = self.suspect.get(x.device)
-                    self.suspect[x.device] = bad if seen is None else seen | bad
+                    self.suspect[x.device] = total if seen is None else seen.add_(total)
             return
-        if any(bool(flag) for flag in self.suspect.values()):
+        if not all(math.isfinite(float(total)) for total in self.suspect.values()):
             self.armed = self.ARMED  # a bad batch went by unseen: look at the next ones closely
             self.session.nonfinite_data = True
         self.suspect.clear()
@@ -133,7 +135,7 @@ class UnnormalizedInput(Check):
                 "x = (x - mean) / std  # 特征，mean 和 std 用训练集计算"),
     }
 
-    MAX_ABS = 20.0  # raw pixels reach 255, standardized data rarely passes 20 ...
+    MAX_ABS = 10.0  # raw pixels reach 255 (digits' 16 already break SGD), standardized data rarely passes 10 ...
     MIN_STD = 5.0  # ... and when it does (outliers), its spread stays near 1
     HITS = 3  # batches that must look raw before warning
     LOOK = 50  # batches judged at most: the scale of the data does not change

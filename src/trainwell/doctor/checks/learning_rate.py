@@ -65,7 +65,8 @@ class LrTooHigh(Check):
     HITS = 5  # ...at this many points; or
     SPIKE = 15.0  # one loss this many times the start, and another one...
     SPIKE2 = 5.0  # ...this many times (healthy runs stay under ~8x; a too-high lr spikes 20-1000x); or
-    JUMP = 3.0  # a loss this many times the start, and the run never gets below the start again
+    JUMP = 3.0  # a loss this many times the start, and the run never gets below the start again, or...
+    JUMP_END = 0.6  # ...two losses that high, and the run ends no lower than this fraction of the start
     MAX_STEPS = 200  # only the start of training is judged
 
     def __init__(self, session: Session) -> None:
@@ -147,15 +148,17 @@ class LrTooHigh(Check):
                     self.fire(ev.where, smooth, step)
 
     def on_end(self) -> None:
-        # A jump, then the network died (dead ReLUs, saturated units): the loss never beats its start again.
+        # A jump, then the network died (dead ReLUs, saturated units): the loss never beats its start again,
+        # or, when it jumped twice, never gets far below it (most of the units died, the rest limp on).
         losses = self.session.losses
         if (self.off or self.reported or self.terms < 16 or len(self.optimizers) > 1
                 or self.session.step < 50 or len(losses) < 50):
             return
         tail = losses[-20:]
         base = self.baseline()
+        end = 0.95 if self.top[1] < self.JUMP * base else self.JUMP_END
         if (self.top[0] >= self.JUMP * base and all(math.isfinite(x) for x in tail)
-                and statistics.fmean(tail) >= 0.95 * base and self.inputs_finite()):
+                and statistics.fmean(tail) >= end * base and self.inputs_finite()):
             self.fire(None, self.top[0], self.top_step)
 
     def baseline(self) -> float:
@@ -178,6 +181,16 @@ class LrTooHigh(Check):
                     {"start_loss": self.baseline(), "loss": value, "lr": lr, "step": step},
                     lr=lr, start=self.baseline(), value=value, steps=max(step, 1),
                     call=optimizer_call(self.opt, lr / 10))
+
+
+def stalled_loss(losses: list[float], share: float) -> tuple[float, float] | None:
+    """(start, end): the mean loss of the run's first and last quarter, when the end is still above ``share``
+    of the start (training barely got anywhere), else None. Runs too short or not finite are not judged."""
+    n = len(losses)
+    if n < 20 or not all(math.isfinite(x) for x in losses[n - n // 4:]) or min(losses) < 0:
+        return None
+    start, end = statistics.fmean(losses[:n // 4]), statistics.fmean(losses[n - n // 4:])
+    return (start, end) if math.isfinite(start) and start > 0 and end >= share * start else None
 
 
 def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
@@ -209,30 +222,39 @@ def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
     return start, end
 
 
+def _unmoved(losses: list[float]) -> tuple[float, float] | None:
+    """(start, end) of a short run whose loss stayed within 0.5 % of where it started, else None."""
+    if not all(math.isfinite(x) for x in losses) or min(losses) < 0:
+        return None
+    start, end = statistics.fmean(losses[:3]), statistics.fmean(losses[-3:])
+    return (start, end) if start > 1e-8 and abs(end - start) <= 0.005 * start else None
+
+
 @register
 class LrTooLow(Check):
     id = "lr-too-low"
     severity = "warning"
-    summary = "each optimizer step changes the weights by less than a millionth of their size; the loss stays put"
+    summary = "each optimizer step changes the weights by a tiny fraction of their size; the loss barely moves"
     text = {
         "en": Text(
             title="The learning rate {lr} is too low: the weights barely move",
             general="The learning rate is too low: the weights barely move",
             message="On {samples} checked steps, optimizer.step() changed the weight matrices by only {ratio} of "
-                    "their size (median; healthy training changes them by about 1e-4 to 1e-2 per step), and over "
-                    "{steps} steps the loss stayed at about {loss}. With learning rate {lr} the model would need "
-                    "millions of steps to learn anything.",
+                    "their size (median; healthy training changes them by about 1e-3 to 1e-2 per step), and over "
+                    "{steps} steps the loss only went from {start} to {loss}. With learning rate {lr} the model "
+                    "would need many times more steps to learn what it could.",
             fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1): optimizer = {call}"),
         "zh": Text(
             title="学习率 {lr} 太小：权重几乎不动",
             general="学习率太小：权重几乎不动",
             message="在检查的 {samples} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio}（中位数；"
-                    "正常训练每步约变化 1e-4 到 1e-2），{steps} 步下来损失一直停在约 {loss}。"
-                    "学习率为 {lr} 时，模型要几百万步才能学到东西。",
+                    "正常训练每步约变化 1e-3 到 1e-2），{steps} 步下来损失只从 {start} 降到 {loss}。"
+                    "学习率为 {lr} 时，模型需要多得多的步数才能学到它本来能学到的东西。",
             fix="调大学习率（Adam 类约 1e-3，SGD 约 1e-2 到 1e-1）：optimizer = {call}"),
     }
 
-    TINY = 1e-6  # ||Δw|| / ||w|| per step below this is no training
+    SLOW = 2e-4  # ||Δw|| / ||w|| per step below this is too slow (Adam at lr 1e-3 moves an MLP by 1e-3 to 5e-3)...
+    STALLED = 0.9  # ...when the loss of the run's last quarter is still above this fraction of its first quarter's
     MIN_GRAD = 1e-4  # ||g|| / ||w|| above this: the gradient is alive, so the step size is what is small
     WATCH = 4  # weight matrices measured per sampled step
 
@@ -274,31 +296,46 @@ class LrTooLow(Check):
         self.opts[id(ev.optimizer)] = ev.optimizer
         self.where = ev.where
 
+    SHORT = 10  # a run shorter than 50 steps is judged from this many, when every checked step is below SLOW
+
     def on_end(self) -> None:
         s = self.session
-        if s.step < 50 or len(s.losses) < 50:
+        short = s.step < 50 or len(s.losses) < 50
+        if short and (s.step < self.SHORT or len(s.losses) < self.SHORT):
             return
-        flat = flat_loss(s.losses, 0.10)
-        if flat is None:
+        stalled = _unmoved(s.losses) if short else stalled_loss(s.losses, self.STALLED)
+        if stalled is None:
             return
+        start, end = stalled
         for key, ratios in self.samples.items():
-            tiny = [r for r in ratios if r < self.TINY]
-            if len(ratios) >= 8 and len(tiny) >= 0.9 * len(ratios) and all(r < self.TINY for r in ratios[-3:]):
+            tiny = [r for r in ratios if r < self.SLOW]
+            if len(ratios) >= 8 and len(tiny) >= (1.0 if short else 0.9) * len(ratios) \
+                    and all(r < self.SLOW for r in ratios[-3:]):
                 opt = self.opts[key]
                 lr = current_lr(opt)
+                if short and lr <= 0:
+                    continue  # no learning rate at all: params-not-updating says so
                 target = 1e-3 if isinstance(opt, _ADAPTIVE) else 1e-2
                 self.report(self.where, {"median_update_ratio": statistics.median(ratios), "lr": lr,
-                                         "samples": len(ratios), "loss_start": flat[0], "loss_end": flat[1]},
+                                         "samples": len(ratios), "loss_start": start, "loss_end": end},
                             lr=lr, ratio=statistics.median(ratios), samples=len(ratios), steps=s.step,
-                            loss=flat[1], call=optimizer_call(opt, target))
+                            start=start, loss=end, call=optimizer_call(opt, target))
                 return
+
+
+def _frozen(losses: list[float]) -> bool:
+    """A short run (10+ losses) whose loss is the same number every time: nothing changes the model, e.g.
+    optimizer.step() is never called on a full batch. No noise to wait out, so no 100 steps needed."""
+    if len(losses) < 10 or not all(math.isfinite(x) for x in losses):
+        return False
+    return max(losses) - min(losses) <= 1e-6 * max(abs(statistics.fmean(losses)), 1e-12)
 
 
 @register
 class LossNotDecreasing(Check):
     id = "loss-not-decreasing"
     severity = "warning"
-    summary = "after 100+ backward calls the loss is where it started"
+    summary = "after 100+ backward calls the loss is where it started (after 10, when it has not moved at all)"
     text = {
         "en": Text(
             title="The loss is not going down",
@@ -348,11 +385,12 @@ class LossNotDecreasing(Check):
 
     def on_end(self) -> None:
         s = self.session
-        if s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS:
-            return  # too short to judge
+        if (s.backward_count < self.MIN_BACKWARDS or len(s.losses) < self.MIN_BACKWARDS) and not _frozen(s.losses):
+            return  # too short to judge, unless the loss did not move at all
         if self.returns >= 3 and self.returns >= 0.25 * s.step:
             return  # optimizers taking turns (a GAN): those losses are not meant to fall
-        flat = flat_loss(s.losses, self.CAP)
+        frozen = _frozen(s.losses)
+        flat = (s.losses[0], s.losses[-1]) if frozen else flat_loss(s.losses, self.CAP)
         if flat is None:
             return
         start, end = flat

@@ -124,7 +124,8 @@ class EvalModeMissing(Check):
         model = ev.module
         if not self.session.has_parameters(model):
             return  # loss modules, metrics
-        self._track_feeding(model, ev)
+        if self.session.sampled:  # a GAN feeds its discriminator every step: sampled steps see it too
+            self._track_feeding(model, ev)
         # model.eval() was called on the root: whatever was switched back on (MC dropout) is deliberate.
         if ev.grad_enabled or not model.training:
             return

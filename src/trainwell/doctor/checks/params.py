@@ -17,9 +17,11 @@ from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params
+from trainwell.doctor.checks._model_errors import _CONTAINER_FIX, _hidden_layers
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
 Optimizer = torch.optim.Optimizer
+_ZH_CONTAINER = {"list of layers": "列表", "dict of layers": "字典", "list of tensors": "列表"}
 
 
 def _param_names(models: list[nn.Module], ids: set[int]) -> list[str]:
@@ -30,6 +32,13 @@ def _param_names(models: list[nn.Module], ids: set[int]) -> list[str]:
             if id(p) in ids and id(p) not in names:
                 names[id(p)] = name
     return list(names.values())
+
+
+def _slot(model: nn.Module, attr: str, layer: nn.Module) -> str:
+    """Where a layer sits in the plain container ``model.<attr>``: ``blocks[1]``, ``heads['a']``, or its class."""
+    held = getattr(model, attr, None)
+    items = held.items() if isinstance(held, dict) else enumerate(held) if isinstance(held, (list, tuple)) else ()
+    return next((f"{attr}[{k!r}]" for k, v in items if v is layer), type(layer).__name__)
 
 
 def _lrs(optimizer: Optimizer) -> str:
@@ -167,21 +176,22 @@ class ParamsNotInOptimizer(Check):
             title="{count} parameter tensors get gradients but are in no optimizer",
             general="Parameters get gradients but are in no optimizer",
             message="backward() writes gradients into {count} parameter tensors ({names}), but no optimizer owns "
-                    "them, so optimizer.step() never changes them and they keep their initial values. This happens "
-                    "when the model or a layer is created or replaced after the optimizer (the optimizer keeps the "
-                    "old parameters), or when only part of the model is passed to the optimizer.",
-            fix="create the optimizer after the model is complete and give it every parameter you want trained: "
-                "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)  # freeze the rest with "
-                "p.requires_grad_(False)"),
+                    "them, so optimizer.step() never changes them and they keep their initial values. {why}",
+            fix="{fix}"),
         "zh": Text(
             title="有 {count} 个参数张量得到了梯度，却不属于任何优化器",
             general="有参数得到了梯度，却不属于任何优化器",
             message="backward() 把梯度写进了 {count} 个参数张量（{names}），但没有任何优化器拥有它们，"
-                    "所以 optimizer.step() 从不更新它们，它们一直保持初始值。常见原因：在创建优化器之后才创建或替换了模型或某一层"
-                    "（优化器里还是旧参数），或者只把模型的一部分交给了优化器。",
-            fix="在模型搭好之后再创建优化器，并把所有要训练的参数都交给它："
-                "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)  # 其余不训练的参数用 p.requires_grad_(False) 冻结"),
+                    "所以 optimizer.step() 从不更新它们，它们一直保持初始值。{why}",
+            fix="{fix}"),
     }
+    WHY = ("This happens when the model or a layer is created or replaced after the optimizer (the optimizer keeps "
+           "the old parameters), or when only part of the model is passed to the optimizer.",
+           "常见原因：在创建优化器之后才创建或替换了模型或某一层（优化器里还是旧参数），或者只把模型的一部分交给了优化器。")
+    FIX = ("create the optimizer after the model is complete and give it every parameter you want trained: "
+           "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)  # freeze the rest with p.requires_grad_(False)",
+           "在模型搭好之后再创建优化器，并把所有要训练的参数都交给它："
+           "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)  # 其余不训练的参数用 p.requires_grad_(False) 冻结")
     STREAK = 3  # watched backward() calls in a row showing it...
     MIN_SPAN = 10  # ...over at least this many optimizer steps (or until the end of a shorter run)
     STRANDED_AFTER = 3  # watched backward() calls after which an optimizer none of whose params got a gradient
@@ -196,10 +206,50 @@ class ParamsNotInOptimizer(Check):
         self.first_step = 0
         self.pending: dict[str, Any] | None = None  # the finding as text (objects may be gone at the end)
         self.step_where: str | None = None
+        self.hidden_streak = 0  # sampled model calls in a row running layers the trained model does not register
 
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         self.step_where = ev.where
+
+    @sampled_only
+    def on_forward(self, ev: ForwardEvent) -> None:
+        """Layers run inside a trained model's forward that the model does not register (kept in a plain list or
+        dict): model.parameters() leaves them out, so the optimizer never gets them."""
+        if self.reported or not ev.grad_enabled or not ev.leaf_calls or not self.session.is_trained(ev.module):
+            return
+        registered = set(ev.module.modules())
+        trained = self.session.trained_params()
+        hidden = {id(m): m for m, _, _ in ev.leaf_calls if m not in registered
+                  and any(p.requires_grad and id(p) not in trained for p in m.parameters(recurse=False))}
+        if not hidden:
+            self.hidden_streak = 0
+            return
+        self.hidden_streak += 1
+        # Reported once their gradients show up (a teacher called under no_grad gets none: not training it is meant).
+        if self.hidden_streak < self.STREAK or not any(p.grad is not None for m in hidden.values()
+                                                       for p in m.parameters(recurse=False)):
+            return
+        model = type(ev.module).__name__
+        holder = next(((attr, what) for attr, what in _hidden_layers(ev.module) if what != "tensor"), None)
+        attr, what = holder if holder else ("layers", "list of layers")
+        names = [f"{_slot(ev.module, attr, m)}.{n}" for m in hidden.values() for n, _ in m.named_parameters(recurse=False)]
+        container = _CONTAINER_FIX[what]
+        lang = 1 if self.session.lang == "zh" else 0
+        why = (f"They belong to {len(hidden)} layer(s) that `{model}` runs in forward() but keeps in a plain Python "
+               f"{what.removesuffix(' of layers')} (`self.{attr}`), which PyTorch does not look into: "
+               f"model.parameters() leaves them out, so the optimizer never got them, and model.to(device) and "
+               f"state_dict() skip them too (on a GPU this shows as a device-mismatch error).",
+               f"它们属于 {len(hidden)} 个层：`{model}` 在 forward() 里用到了它们，却把它们放在普通的 Python "
+               f"{_ZH_CONTAINER[what]}（`self.{attr}`）里，PyTorch 不会去里面找：model.parameters() 漏掉了它们，所以优化器"
+               f"从来没有拿到它们，model.to(device) 和 state_dict() 也会跳过它们（在 GPU 上表现为设备不一致的错误）。")
+        fix = (f"keep the layers in a PyTorch container: self.{attr} = {container}  # then build the optimizer from "
+               f"model.parameters()", f"把这些层放进 PyTorch 的容器：self.{attr} = {container}  # 然后用 "
+               f"model.parameters() 创建优化器")
+        self.report(ev.where, {"parameters": names[:20], "count": len(names), "unregistered_layers": len(hidden),
+                               "attribute": attr},
+                    names=", ".join(names[:5]) + (", ..." if len(names) > 5 else ""), count=len(names),
+                    why=why[lang], fix=fix[lang])
 
     def _params(self) -> list[torch.Tensor]:
         seen: set[int] = set()
@@ -267,9 +317,10 @@ class ParamsNotInOptimizer(Check):
         assert self.pending is not None
         names: list[str] = self.pending["names"]
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        lang = 1 if self.session.lang == "zh" else 0
         self.report(self.pending["where"], {"parameters": names[:20], "count": len(names),
                                             "optimizer_with_stale_params": self.pending["stranded"]},
-                    names=shown, count=len(names))
+                    names=shown, count=len(names), why=self.WHY[lang], fix=self.FIX[lang])
 
 
 # ---------------------------------------------------------------------------------------

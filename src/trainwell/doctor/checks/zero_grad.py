@@ -68,7 +68,9 @@ class ZeroGradMissing(Check):
             return
         self.stepped_since_backward = False
         params = [p for opt in self.session.optimizers for p in watched_optimizer_params(opt)]
-        if params and not any(grad_is_clear(p) for p in params):
+        # Only tensors this loss still uses count: an old optimizer's tensors keep stale gradients when the
+        # weights are re-created in the loop (params-recreated), and this backward() adds nothing to them.
+        if params and not any(grad_is_clear(p) for p in params) and _in_graph(params, ev.tensor):
             self._count(ev.where, "optimizer")
         else:
             self.streak = 0
@@ -104,6 +106,11 @@ class ZeroGradMissing(Check):
 
     def on_step(self, ev: StepEvent) -> None:
         self.stepped_since_backward = True
+
+
+def _in_graph(params: list[torch.Tensor], t: torch.Tensor) -> bool:
+    leaves = {id(p) for p in _graph_leaves(t)}
+    return any(id(p) in leaves for p in params)
 
 
 def _graph_leaves(t: torch.Tensor, limit: int = 2000) -> list[torch.Tensor]:
