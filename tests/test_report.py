@@ -236,3 +236,16 @@ def test_embedding_report_leads_with_its_own_figures(tmp_path: Path) -> None:
     assert page.index('alt="validation scores per epoch"') < page.index('alt="loss curve"')
     config_part = page[page.index("<h2>Configuration</h2>"):]
     assert "embedding:\n  dim: 64" in config_part and "max_len" not in config_part
+
+
+def test_an_epoch_chart_of_one_epoch_shows_whole_epochs_around_it() -> None:
+    from trainwell.report.plots import epoch_axis, new_figure
+
+    fig, ax = new_figure()
+    ax.plot([1], [0.9], marker="o")
+    epoch_axis(ax)
+    assert ax.get_xlim() == (0.5, 1.5)  # not matplotlib's zoom into 0.945-1.055
+    fig, ax = new_figure()
+    ax.bar([1, 2, 3], [0.1, 0.2, 0.1], width=0.6)
+    epoch_axis(ax)
+    assert ax.get_xlim() == (0.5, 3.5)

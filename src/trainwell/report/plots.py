@@ -70,6 +70,19 @@ def new_figure(figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Axes]:
     return fig, ax
 
 
+def epoch_axis(ax: Axes) -> None:
+    """Whole epochs on the x axis, half an epoch of margin each side (one epoch is a point in the middle, not a
+    zoom into 0.95-1.05)."""
+    from matplotlib.ticker import MaxNLocator
+
+    lines = [x for line in ax.get_lines() for x in line.get_xdata()]
+    bars = [patch.get_x() + patch.get_width() / 2 for patch in ax.patches]
+    xs = [float(x) for x in lines + bars if math.isfinite(float(x))]
+    if xs:
+        ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def legend_outside(ax: Axes, **options: Any) -> None:
     """The legend to the right of the axes, where it never covers a curve."""
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small", **options)
@@ -150,10 +163,10 @@ def accuracy_plot(epochs: list[dict]) -> bytes | None:
 
 def _accuracy_png(fig: Figure, ax: Axes, title: str) -> bytes:
     """Finish an accuracy-per-epoch chart (values drawn in percent)."""
-    from matplotlib.ticker import MaxNLocator, PercentFormatter
+    from matplotlib.ticker import PercentFormatter
 
     ax.yaxis.set_major_formatter(PercentFormatter(100))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    epoch_axis(ax)
     legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy")
@@ -182,8 +195,6 @@ def task_loss_plot(epochs: list[dict]) -> bytes | None:
     names = loss_parts(epochs)
     if not names:
         return None
-    from matplotlib.ticker import MaxNLocator
-
     fig, ax = new_figure()
     cmap = _colormap(len(names))
     values: list[float] = []
@@ -195,7 +206,7 @@ def task_loss_plot(epochs: list[dict]) -> bytes | None:
                 values += [v for v in y if math.isfinite(v)]
     if values and min(values) > 0:
         ax.set_yscale("log")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    epoch_axis(ax)
     legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_ylabel("loss (unweighted)")
@@ -209,13 +220,11 @@ def task_weight_plot(epochs: list[dict]) -> bytes | None:
     series = {k.removeprefix("train_weight_"): _series(epochs, "epoch", k) for k in keys}
     if not any(_has_finite(y) for _, y in series.values()):
         return None
-    from matplotlib.ticker import MaxNLocator
-
     fig, ax = new_figure()
     cmap = _colormap(len(series))
     for i, (name, (x, y)) in enumerate(series.items()):
         ax.plot(x, y, color=cmap(i), marker="o", markersize=3, label=name)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    epoch_axis(ax)
     legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_ylabel("weight")
@@ -228,12 +237,12 @@ def data_wait_plot(epochs: list[dict]) -> bytes | None:
     x, wait = _series(epochs, "epoch", "data_wait")
     if not _has_finite(wait):
         return None
-    from matplotlib.ticker import MaxNLocator, PercentFormatter
+    from matplotlib.ticker import PercentFormatter
 
     fig, ax = new_figure()
     ax.bar(x, [v * 100 for v in wait], color=_WAIT_COLOR, width=0.6)
     ax.yaxis.set_major_formatter(PercentFormatter(100))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    epoch_axis(ax)
     ax.set_ylim(0, max(10.0, max(v * 100 for v in wait if math.isfinite(v)) * 1.15))
     ax.set_xlabel("epoch")
     ax.set_ylabel("share of training time")
@@ -246,14 +255,13 @@ def score_plot(epochs: list[dict], keys: list[str], labels: list[str], title: st
     series = [(label, _series(epochs, "epoch", key)) for key, label in zip(keys, labels)]
     if not any(_has_finite(y) for _, (_, y) in series):
         return None
-    from matplotlib.ticker import MaxNLocator
 
     fig, ax = new_figure()
     cmap = _colormap(len(series))
     for i, (label, (x, y)) in enumerate(series):
         if _has_finite(y):
             ax.plot(x, y, color=cmap(i), marker="o", markersize=4, label=label)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    epoch_axis(ax)
     legend_outside(ax)
     ax.set_xlabel("epoch")
     ax.set_title(title)
