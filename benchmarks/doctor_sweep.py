@@ -1,7 +1,7 @@
 """Severity curves: from what strength a bug hurts, and from what strength the doctor says so.
 
-Each sweep is one realistic plain-PyTorch script in benchmarks/sweeps/ (scikit-learn's digits,
-a validation split, the final accuracy printed as JSON) with the bug's strength as its argument.
+Each sweep is one realistic plain-PyTorch script in benchmarks/sweeps/ (scikit-learn's digits or,
+for padding, synthetic token texts; a validation split; the final accuracy printed as JSON) with the bug's strength as its argument.
 For every strength the script runs under ``trainwell doctor run --json`` (in this process, through
 the command-line entry point); the table shows whether the expected finding fired, the final
 validation accuracy and its drop against the harmless end of the sweep.
@@ -51,6 +51,10 @@ SWEEPS = (
     Sweep("zero-grad-missing", "zero_grad.py", "share of steps without zero_grad",
           (0, 0.125, 0.25, 0.5, 0.75, 0.9, 1), (0, 1)),
     Sweep("eval-mode-missing", "eval_mode.py", "Dropout p left on in evaluation", (0, 0.1, 0.2, 0.3, 0.5), (0, 0.5)),
+    Sweep("padding-not-masked", "padding.py", "padding share, unmasked mean; drop vs no padding",
+          (0, 0.2, 0.4, 0.6, 0.8), (0, 0.8)),
+    Sweep("exploding-gradients", "exploding.py", "8 ReLU layers at x times Kaiming init, SGD",
+          (1, 1.25, 1.5, 2, 4, 16), (1, 16)),
 )
 
 
