@@ -26,12 +26,15 @@ from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import BackwardEvent, CallEvent, ForwardEvent
 
 DEVICE_TYPES = ("cuda", "cpu", "xpu", "mps")
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
 UNSCALED_BACKWARDS = 3  # fp16 backward calls without a scaled loss before reporting
 FRESH_SCALERS = 3  # scalers that step and are never updated before reporting
 
 
 def fp16_autocast() -> str | None:
     """The device type whose autocast is on with float16 right now, or None."""
+    if not _any_autocast():  # one call for the usual case: no autocast at all
+        return None
     for device in DEVICE_TYPES:
         if torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.float16:
             return device
