@@ -129,6 +129,7 @@ class Session:
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
@@ -175,6 +176,10 @@ class Session:
             self._has_params = {k: v for k, v in self._has_params.items() if v[0]() is not None}
         self._has_params[id(module)] = (weakref.ref(module), answer)
         return answer
+
+    def live_optimizers(self) -> list[torch.optim.Optimizer]:
+        """The optimizers that have stepped and still exist (``optimizers`` without a WeakSet's iteration)."""
+        return [o for o in [r() for r in self._known_optimizers.values()] if o is not None]
 
     def trained_params(self) -> set[int]:
         """ids of every parameter some optimizer owns."""
@@ -466,7 +471,10 @@ class Session:
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if self.quiet.active:
             return
-        self.optimizers.add(optimizer)
+        known = self._known_optimizers.get(id(optimizer))
+        if known is None or known() is not optimizer:
+            self.optimizers.add(optimizer)
+            self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
         if self._active["on_step_pre"]:
             self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
 

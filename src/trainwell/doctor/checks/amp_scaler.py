@@ -83,8 +83,10 @@ class Fp16WithoutGradScaler(Check):
         self.where: str | None = None
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if ev.grad_enabled and not self.reported and _trains(ev.output):  # not a frozen teacher's forward
-            self.fp16_device = fp16_autocast() or self.fp16_device
+        if ev.grad_enabled and not self.reported:
+            device = fp16_autocast()  # (first: without autocast, one call and nothing else; this runs every step)
+            if device is not None and _trains(ev.output):  # not a frozen teacher's forward
+                self.fp16_device = device
 
     def on_call(self, ev: CallEvent) -> None:
         if ev.name == "scaler.scale" and _enabled(ev.owner):

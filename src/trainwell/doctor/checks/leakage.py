@@ -110,6 +110,7 @@ class SplitLeakage(Check):
         # A number per model that is never reused (ids are, once a model is freed: k-fold runs build one per fold).
         self.numbers: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
         self.counter = itertools.count()
+        self.last_model: tuple[Any, int] = (lambda: None, -1)  # (weak reference, number) of the last model called
         # id(tensor) -> (weak reference, number); tensors compare by value, so not a WeakKeyDictionary
         self.sources: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
         self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
@@ -125,9 +126,12 @@ class SplitLeakage(Check):
         x = _first_batch_tensor(ev.inputs)
         if x is None or not self.session.has_parameters(ev.module):
             return
-        model = self.numbers.get(ev.module)
-        if model is None:
-            model = self.numbers[ev.module] = next(self.counter)
+        last_ref, model = self.last_model
+        if last_ref() is not ev.module:  # (a WeakKeyDictionary lookup makes a weak reference: not every call)
+            model = self.numbers.get(ev.module)
+            if model is None:
+                model = self.numbers[ev.module] = next(self.counter)
+            self.last_model = (weakref.ref(ev.module), model)
         if ev.grad_enabled:
             if self.train_size < MAX_TRAIN:
                 self._add(model, None, x)

@@ -61,7 +61,7 @@ class ZeroGradMissing(Check):
         self.snapshots: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
 
     def on_backward_pre(self, ev: BackwardEvent) -> None:
-        optimizers = self.session.optimizers
+        optimizers = self.session.live_optimizers()
         if not optimizers:
             self._manual_update(ev)
             return
