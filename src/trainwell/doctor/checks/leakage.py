@@ -150,10 +150,11 @@ class SplitLeakage(Check):
     def _add(self, model: int, evaluation: Any, x: torch.Tensor) -> None:
         x = x.detach()
         size = x.numel() * x.element_size()
+        shape = hash(tuple(x.shape[1:]))  # mixed into the fingerprints: same bits, another shape, another sample
         if self.session.sampled or self.at_once or self.kept_bytes + size > KEEP_BYTES:
-            self.pending.append((model, evaluation, self.hash(x), hash(tuple(x.shape[1:])), None))
+            self.pending.append((model, evaluation, self.hash(x) ^ shape, shape, None))
         else:  # kept as it is; fingerprinted with the others on the next sampled step
-            self.pending.append((model, evaluation, x, hash(tuple(x.shape[1:])), x._version))
+            self.pending.append((model, evaluation, x, shape, x._version))
             self.kept_bytes += size
         self.pending_rows += x.shape[0]
 
@@ -190,9 +191,9 @@ class SplitLeakage(Check):
                     continue
                 groups.setdefault((t.shape[1:], t.dtype, t.device), []).append(len(entries))
             entries.append([model, evaluation, t, shape])
-        for rows in groups.values():
+        for rows in groups.values():  # one shape per group, so one shape hash
             xs = [entries[i][2] for i in rows]
-            hashes = self.hash(torch.cat(xs) if len(xs) > 1 else xs[0])
+            hashes = self.hash(torch.cat(xs) if len(xs) > 1 else xs[0]) ^ entries[rows[0]][3]
             for i, part in zip(rows, hashes.split([len(x) for x in xs])):
                 entries[i][2] = part
         return entries
@@ -205,9 +206,10 @@ class SplitLeakage(Check):
         device = entries[0][2].device
         values = torch.cat([h.to(device) for _, _, h, _ in entries]).tolist()  # one wait for all of them
         at = 0
-        for model, evaluation, h, shape in entries:
-            rows = [v ^ shape for v in values[at:at + len(h)]]
-            at += len(h)
+        for model, evaluation, h, _ in entries:
+            n = h.shape[0]
+            rows = values[at:at + n]
+            at += n
             if evaluation is None:
                 seen = self.train.setdefault(model, set())
                 self.train_size -= len(seen)
