@@ -90,7 +90,8 @@ class NonfiniteInput(Check):
             if not self.on_purpose:  # noted on the device; read on the next sampled step, so no step waits
                 for x in data:
                     size = x.numel() * x.element_size()
-                    if self.at_once or self.kept_bytes + size > self.KEEP_BYTES:
+                    # (An inference-mode tensor has no version to tell a later change by: summed at once.)
+                    if self.at_once or self.kept_bytes + size > self.KEEP_BYTES or x.is_inference():
                         self._note(x.sum(dtype=torch.float32))  # (data needs no detach: no graph, no grad)
                     else:
                         self.kept.append((x, x._version))
@@ -103,7 +104,8 @@ class NonfiniteInput(Check):
     def _note(self, total: torch.Tensor) -> None:
         """Add a batch's sum to its device's running sum: NaN and inf survive any sum."""
         seen = self.suspect.get(total.device)
-        self.suspect[total.device] = total if seen is None else seen.add_(total)
+        # (Not add_: a sum made under inference_mode cannot be changed in place outside it.)
+        self.suspect[total.device] = total if seen is None else seen + total
 
     def _sum_kept(self) -> None:
         """The kept batches into the running sums: one reduction per device and dtype."""

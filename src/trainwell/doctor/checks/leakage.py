@@ -151,7 +151,8 @@ class SplitLeakage(Check):
         x = x.detach()
         size = x.numel() * x.element_size()
         shape = hash(tuple(x.shape[1:]))  # mixed into the fingerprints: same bits, another shape, another sample
-        if self.session.sampled or self.at_once or self.kept_bytes + size > KEEP_BYTES:
+        # (An inference-mode tensor has no version to tell a later change by: fingerprinted at once.)
+        if self.session.sampled or self.at_once or self.kept_bytes + size > KEEP_BYTES or x.is_inference():
             self.pending.append((model, evaluation, self.hash(x) ^ shape, shape, None))
         else:  # kept as it is; fingerprinted with the others on the next sampled step
             self.pending.append((model, evaluation, x, shape, x._version))
