@@ -99,3 +99,41 @@ def test_a_failing_callback_at_start_leaves_no_doctor_patches(monkeypatch: pytes
     assert _torch_globals() == before  # even before the trainer calls on_exception
     callback.on_exception(trainer, RuntimeError("install broke"))
     assert _torch_globals() == before
+
+
+def test_inputs_kept_between_sampled_steps_are_read_as_fed() -> None:
+    """split-leakage and nonfinite-input keep the inputs of steps not sampled and reduce them on the next
+    sampled step: evaluation under inference_mode (no version counter), a buffer reused in place, and a NaN
+    batch between sampled steps must all come out as when every input was looked at straight away."""
+    from trainwell.doctor.session import Session
+
+    torch.manual_seed(0)
+    x, y = torch.randn(640, 8), torch.randint(0, 3, (640,))
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    buffer = torch.empty(32, 8)
+    session = Session(checks=["split-leakage", "nonfinite-input"])
+    with session:
+        for step in range(40):
+            i = (step * 32) % 640
+            xb = buffer.copy_(x[i:i + 32]) if step >= 30 else x[i:i + 32]  # a reused buffer at the end
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(xb), y[i:i + 32]).backward()
+            opt.step()
+            if step in (12, 25):
+                with torch.inference_mode():
+                    model(x[:64].clone())  # made in inference mode: an inference tensor
+        opt.step()  # step 41: not sampled
+        assert not session.sampled
+        bad = x[:32].clone()
+        bad[3, 2] = float("nan")
+        with torch.no_grad():
+            model(bad)  # goes by on a step not sampled: kept
+        assert not session.nonfinite_data
+        for _ in range(9):  # on to step 50, sampled: the kept batch is read with the next model call
+            opt.step()
+        assert session.sampled
+        model(x[:32])
+        session.end()
+    assert session.internal_errors == []
+    assert session.nonfinite_data

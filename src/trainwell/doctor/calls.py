@@ -8,6 +8,7 @@ the session only when a check handles ``on_call``; undone with the session's oth
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,12 +43,12 @@ def watch_calls(session: Session) -> None:
 
 
 def _watched(session: Session, name: str, fn: Callable[..., Any], *, method: bool = False) -> Callable[..., Any]:
-    from trainwell.doctor.session import _compiling, _where
+    from trainwell.doctor.session import _compiling
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if not session.quiet.active and not _compiling():
             owner, rest = (args[0], args[1:]) if method else (None, args)
-            session._dispatch("on_call", CallEvent(name, owner, rest, kwargs, _where()))
+            session._dispatch("on_call", CallEvent(name, owner, rest, kwargs, sys._getframe(1)))
         return fn(*args, **kwargs)
 
     call.__wrapped__ = fn  # type: ignore[attr-defined]

@@ -51,14 +51,13 @@ class Check:
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        # Whether this check's finding was reported (this run, or before a resume): an attribute, not a
+        # property, since handlers ask on every call; the session's ``reported_ids`` keeps it up to date.
+        self.reported = self.id in getattr(session, "reported_ids", ())
 
     def report(self, where: str | None = None, evidence: dict[str, Any] | None = None, **values: Any) -> None:
         """Report this check's finding (once per run; later calls are ignored)."""
         self.session.report(self, where=where, evidence=evidence or {}, values=values)
-
-    @property
-    def reported(self) -> bool:
-        return self.id in self.session.reported_ids
 
     # Event handlers: override what the check needs. Each runs inside a guard, so an
     # exception in a check disables that check and never breaks the user's script.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import time
 import warnings
 import weakref
@@ -52,6 +53,7 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _compiling = torch.compiler.is_compiling
+_getframe = sys._getframe  # events are given the frame of their call: ``where`` is found from it only if asked
 # torch.compile warns about global hooks on every compiled module; the hooks are the doctor's, not the user's.
 _COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
 
@@ -99,7 +101,7 @@ class Session:
         self.on_finding = on_finding
         self.on_internal_error = on_internal_error  # (check id or None for a hook, handler, "Type: message")
         self.findings: list[Finding] = []
-        self.reported_ids: set[str] = set()
+        self.reported_ids: set[str] = _ReportedIds(self)  # adding an id sets that check's ``reported``
         self.internal_errors: list[str] = []  # the doctor's own failures, one per check or hook
         self._failed: set[str] = set()
         self.quiet = _Guard()
@@ -127,6 +129,7 @@ class Session:
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
@@ -174,6 +177,10 @@ class Session:
         self._has_params[id(module)] = (weakref.ref(module), answer)
         return answer
 
+    def live_optimizers(self) -> list[torch.optim.Optimizer]:
+        """The optimizers that have stepped and still exist (``optimizers`` without a WeakSet's iteration)."""
+        return [o for o in [r() for r in self._known_optimizers.values()] if o is not None]
+
     def trained_params(self) -> set[int]:
         """ids of every parameter some optimizer owns."""
         return {id(p) for opt in self.optimizers for g in opt.param_groups for p in g["params"]}
@@ -186,6 +193,7 @@ class Session:
         if check.id in self.reported_ids:
             return
         self.reported_ids.add(check.id)
+        check.reported = True
         text = check.text.get(self.lang) or check.text["en"]
         fmt = _SafeFormat(values)
         finding = Finding(id=check.id, severity=check.severity,  # type: ignore[arg-type]
@@ -353,7 +361,6 @@ class Session:
         if self.quiet.active:
             return
         if not self._stack:
-            self._root_where = _where()
             self._leaves = [] if self.sampled or module not in self.models else None
             self._relus = [] if self._leaves is not None else None
         self._stack.append(module)
@@ -372,14 +379,13 @@ class Session:
             self._watch_model(module)
             leaves, self._leaves = self._leaves, None
             relus, self._relus = self._relus, None
-            self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
-                                                      self._root_where, leaves or [], relus or []))
+            if self._active["on_forward"]:
+                self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
+                                                          _getframe(1), leaves, relus))
 
     @_safe
     def _model_pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         if not self._global_hooks and not self.quiet.active:
-            if not self._stack:
-                self._root_where = _where()
             self._stack.append(module)
 
     @_safe
@@ -388,9 +394,8 @@ class Session:
             return
         while self._stack and self._stack.pop() is not module:
             pass
-        if not self._stack:
-            self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
-                                                      self._root_where, []))
+        if not self._stack and self._active["on_forward"]:
+            self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(), _getframe(1)))
 
     def current_module_stack(self) -> list[nn.Module]:
         """The modules whose forward was running (outermost first): after an error, where it broke."""
@@ -401,8 +406,8 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if not _compiling() and not session.quiet.active:
-                session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _where()))
+            if session._active["on_loss"] and not _compiling() and not session.quiet.active:
+                session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)))
             return out
 
         loss_fn.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -416,7 +421,7 @@ class Session:
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if session.quiet.active or _compiling():
                 return fn(tensor, *args, **kwargs)
-            ev = BackwardEvent(tensor, _where())
+            ev = BackwardEvent(tensor, _getframe(1))
             session._stack.clear()  # no forward is running now
             session._dispatch("on_backward_pre", ev)
             session.in_backward = True
@@ -443,8 +448,8 @@ class Session:
 
         def zero_grad(owner: Any, *args: Any, **kwargs: Any) -> Any:
             result = fn(owner, *args, **kwargs)
-            if not session.quiet.active:
-                session._dispatch("on_zero_grad", ZeroGradEvent(owner, _where()))
+            if session._active["on_zero_grad"] and not session.quiet.active:
+                session._dispatch("on_zero_grad", ZeroGradEvent(owner, _getframe(1)))
             return result
 
         zero_grad.__doc__ = fn.__doc__
@@ -456,8 +461,8 @@ class Session:
         def __next__(it: Any) -> Any:
             started = time.perf_counter()
             batch = fn(it)  # StopIteration passes through
-            if not session.quiet.active:
-                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _where(), it))
+            if session._active["on_batch"] and not session.quiet.active:
+                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
             return batch
 
         return __next__
@@ -466,19 +471,37 @@ class Session:
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if self.quiet.active:
             return
-        self.optimizers.add(optimizer)
-        self._step_where = _where()
-        self._dispatch("on_step_pre", StepEvent(optimizer, self._step_where))
+        known = self._known_optimizers.get(id(optimizer))
+        if known is None or known() is not optimizer:
+            self.optimizers.add(optimizer)
+            self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
+        if self._active["on_step_pre"]:
+            self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
 
     @_safe
     def _step_post(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if self.quiet.active:
             return
-        self._dispatch("on_step", StepEvent(optimizer, self._step_where))
+        if self._active["on_step"]:
+            self._dispatch("on_step", StepEvent(optimizer, _getframe(1)))
         self.step += 1
         self.sampled = sampled = self.sampled_at(self.step)
         self._active = self._handlers if sampled else self._every_step
         self._watch_all_modules(sampled)
+
+
+class _ReportedIds(set):  # type: ignore[type-arg]
+    """The ids of the checks that reported; adding one marks the session's check of that id as ``reported``."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self._session = session
+
+    def add(self, check_id: str) -> None:
+        super().add(check_id)
+        for check in getattr(self._session, "checks", ()):
+            if check.id == check_id:
+                check.reported = True
 
 
 class _SafeFormat(dict):  # type: ignore[type-arg]

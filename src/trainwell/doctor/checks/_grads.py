@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from typing import Any
 
 import torch
 from torch import nn
@@ -15,21 +16,30 @@ def watched_params(params: Iterable[torch.Tensor], limit: int = 8) -> list[torch
     return sorted(trainable, key=lambda p: p.numel())[:limit]
 
 
-_WATCHED: weakref.WeakKeyDictionary[torch.optim.Optimizer, tuple[tuple[int, ...], int, list[torch.Tensor]]] = \
-    weakref.WeakKeyDictionary()
+# id(optimizer) -> [weak reference, group sizes, calls since computed, params]: keyed by id, not a
+# WeakKeyDictionary, since checks ask every step and a WeakKeyDictionary makes a weak reference per lookup.
+_WATCHED: dict[int, list[Any]] = {}
 
 
 def watched_optimizer_params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
     """``watched_params`` of an optimizer, remembered between calls (checks ask several times a step).
 
     Recomputed when its parameter groups change, and every 200 calls (parameters frozen later)."""
-    shape = tuple(len(g["params"]) for g in optimizer.param_groups)
-    cached = _WATCHED.get(optimizer)
-    if cached is not None and cached[0] == shape and cached[1] < 200:
-        _WATCHED[optimizer] = (shape, cached[1] + 1, cached[2])
-        return cached[2]
+    groups = optimizer.param_groups
+    shape: Any = len(groups[0]["params"]) if len(groups) == 1 else tuple(len(g["params"]) for g in groups)
+    cached = _WATCHED.get(id(optimizer))
+    if cached is not None and cached[0]() is optimizer and cached[1] == shape and cached[2] < 200:
+        cached[2] += 1
+        return cached[3]
     params = watched_params(optimizer_params(optimizer))
-    _WATCHED[optimizer] = (shape, 0, params)
+    key = id(optimizer)
+
+    def forget(ref: weakref.ref[Any]) -> None:  # the optimizer is gone: let go of its parameters
+        entry = _WATCHED.get(key)
+        if entry is not None and entry[0] is ref:
+            del _WATCHED[key]
+
+    _WATCHED[key] = [weakref.ref(optimizer, forget), shape, 0, params]
     return params
 
 

@@ -26,12 +26,15 @@ from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import BackwardEvent, CallEvent, ForwardEvent
 
 DEVICE_TYPES = ("cuda", "cpu", "xpu", "mps")
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
 UNSCALED_BACKWARDS = 3  # fp16 backward calls without a scaled loss before reporting
 FRESH_SCALERS = 3  # scalers that step and are never updated before reporting
 
 
 def fp16_autocast() -> str | None:
     """The device type whose autocast is on with float16 right now, or None."""
+    if not _any_autocast():  # one call for the usual case: no autocast at all
+        return None
     for device in DEVICE_TYPES:
         if torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.float16:
             return device
@@ -80,8 +83,10 @@ class Fp16WithoutGradScaler(Check):
         self.where: str | None = None
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if ev.grad_enabled and not self.reported and _trains(ev.output):  # not a frozen teacher's forward
-            self.fp16_device = fp16_autocast() or self.fp16_device
+        if ev.grad_enabled and not self.reported:
+            device = fp16_autocast()  # (first: without autocast, one call and nothing else; this runs every step)
+            if device is not None and _trains(ev.output):  # not a frozen teacher's forward
+                self.fp16_device = device
 
     def on_call(self, ev: CallEvent) -> None:
         if ev.name == "scaler.scale" and _enabled(ev.owner):

@@ -11,6 +11,7 @@ these checks cannot fire on them; the only per-step work is remembering a few si
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from trainwell.doctor.check import Text, register
 from trainwell.doctor.events import ForwardEvent, StepEvent
@@ -61,6 +62,8 @@ class ShapeMismatch(ErrorCheck):
         x, out = (ev.inputs[0] if ev.inputs else None), ev.output
         if isinstance(x, torch.Tensor) and isinstance(out, torch.Tensor) and x.ndim and out.ndim:
             self.last_forward = (x.shape[0], tuple(out.shape))
+        if not ev.leaf_calls and not isinstance(ev.module, nn.RNNBase):
+            return  # the usual call on a step not sampled: nothing for watch() to see
         for module, inp, _ in ((ev.module, x, out), *ev.leaf_calls):  # leaf calls: sampled steps and first calls
             tm = watch(module, inp)
             if tm is not None:

@@ -75,11 +75,13 @@ class GraphRetained(Check):
         self.probes: list[tuple[int, weakref.ref[_Probe], str, str | None]] = []  # (step, probe, kind, where)
         self.prev = 0
 
-    def _track(self, t: torch.Tensor, kind: str, where: str | None) -> None:
+    def _skip(self) -> bool:
         step = self.session.step
-        if step >= self.DENSE and step % self.EVERY:
-            return  # after the first steps, one step in EVERY is enough to see a pile grow
-        if self.reported or len(self.probes) >= self.CAP or t.grad_fn is None:
+        # After the first steps, one step in EVERY is enough to see a pile grow.
+        return (step >= self.DENSE and step % self.EVERY != 0) or self.reported or len(self.probes) >= self.CAP
+
+    def _track(self, t: torch.Tensor, kind: str, ev: BackwardEvent | ForwardEvent) -> None:
+        if t.grad_fn is None:
             return
         try:
             meta = t.grad_fn.metadata
@@ -89,17 +91,17 @@ class GraphRetained(Check):
             return  # already probed (a loss module's output is also the loss)
         probe = _Probe()
         meta[_KEY] = probe
-        self.probes.append((self.session.step, weakref.ref(probe), kind, where))
+        self.probes.append((self.session.step, weakref.ref(probe), kind, ev.where))
 
     def on_backward(self, ev: BackwardEvent) -> None:
-        if ev.tensor.numel() == 1:
-            self._track(ev.tensor, "losses", ev.where)
+        if not self._skip() and ev.tensor.numel() == 1:
+            self._track(ev.tensor, "losses", ev)
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if ev.grad_enabled and not self.reported:
+        if ev.grad_enabled and not self._skip():
             t = _first_graph_tensor(ev.output)
             if t is not None:
-                self._track(t, "model outputs", ev.where)
+                self._track(t, "model outputs", ev)
 
     def on_step(self, ev: StepEvent) -> None:
         step = self.session.step

@@ -64,30 +64,68 @@ class NonfiniteInput(Check):
     }
 
     ARMED = 100  # forwards looked at closely after a non-finite batch went by on a step that was not sampled
+    KEEP_BYTES = 16 * 2**20  # batches kept unsummed between sampled steps (bigger ones are summed at once)
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         # Per device: the running sum of the batches since the last sampled step, not read yet (non-finite
         # when one of them held NaN / inf, or, rarely, when the sum overflows: then the next ones are looked at).
         self.suspect: dict[torch.device, torch.Tensor] = {}
+        # Batches of steps not sampled, kept as they are (a reference and its version) to be summed together.
+        self.kept: list[tuple[torch.Tensor, int]] = []
+        self.kept_bytes = 0
+        self.at_once = False  # a batch kept was changed in place (a reused buffer): sum them at once
         self.armed = 0
         self.on_purpose = False  # the model was seen neutralizing non-finite inputs (masks)
 
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or not self.session.has_parameters(ev.module):
             return
-        data = [x for x in tensors(ev.inputs) if is_data(x)]
+        inputs = ev.inputs
+        if len(inputs) == 1 and type(inputs[0]) is torch.Tensor:  # the usual model(x): no generator
+            data = [inputs[0]] if is_data(inputs[0]) else []
+        else:
+            data = [x for x in tensors(inputs) if is_data(x)]
         if not (self.session.sampled or self.armed):
             if not self.on_purpose:  # noted on the device; read on the next sampled step, so no step waits
-                for x in data:  # one reduction and one add per batch: NaN and inf survive any sum
-                    total = x.sum(dtype=torch.float32)  # (data needs no detach: no graph, no grad)
-                    seen = self.suspect.get(x.device)
-                    self.suspect[x.device] = total if seen is None else seen.add_(total)
+                for x in data:
+                    size = x.numel() * x.element_size()
+                    # (An inference-mode tensor has no version to tell a later change by: summed at once.)
+                    if self.at_once or self.kept_bytes + size > self.KEEP_BYTES or x.is_inference():
+                        self._note(x.sum(dtype=torch.float32))  # (data needs no detach: no graph, no grad)
+                    else:
+                        self.kept.append((x, x._version))
+                        self.kept_bytes += size
             return
+        self._sum_kept()
+        self._judge_kept()
+        self._look(ev, data)
+
+    def _note(self, total: torch.Tensor) -> None:
+        """Add a batch's sum to its device's running sum: NaN and inf survive any sum."""
+        seen = self.suspect.get(total.device)
+        # (Not add_: a sum made under inference_mode cannot be changed in place outside it.)
+        self.suspect[total.device] = total if seen is None else seen + total
+
+    def _sum_kept(self) -> None:
+        """The kept batches into the running sums: one reduction per device and dtype."""
+        kept, self.kept, self.kept_bytes = self.kept, [], 0
+        groups: dict[tuple[Any, ...], list[torch.Tensor]] = {}
+        for x, version in kept:
+            if x._version != version:  # changed in place since it was fed: what the model saw is gone
+                self.at_once = True
+                continue
+            groups.setdefault((x.device, x.dtype), []).append(x.reshape(-1))
+        for xs in groups.values():
+            self._note((torch.cat(xs) if len(xs) > 1 else xs[0]).sum(dtype=torch.float32))
+
+    def _judge_kept(self) -> None:
         if not all(math.isfinite(float(total)) for total in self.suspect.values()):
             self.armed = self.ARMED  # a bad batch went by unseen: look at the next ones closely
             self.session.nonfinite_data = True
         self.suspect.clear()
+
+    def _look(self, ev: ForwardEvent, data: list[torch.Tensor]) -> None:
         self.armed = max(self.armed - 1, 0)
         for x in data:
             # One reduction per batch, no temporary: a NaN or inf anywhere makes the sum non-finite

@@ -3,7 +3,10 @@
 Every model input gets a cheap per-sample fingerprint, computed on the device (a few hundred
 evenly spaced elements of each sample, their bits mixed into one integer: no wait), kept as
 training data when gradients are on and as evaluation data when a trained model is called under
-``no_grad``. The fingerprints are read back on sampled steps and at the end. Evaluation inputs are
+``no_grad``. On steps that are not sampled the inputs are only kept (a reference, up to
+``KEEP_BYTES``; an input changed in place since is left out, and from then on inputs are
+fingerprinted at once); they are fingerprinted together, same-shaped ones in one go, and read
+back on sampled steps and at the end. Evaluation inputs are
 grouped by where they come from (a DataLoader's dataset, or the tensor they are sliced from), so a
 validation set and a test set are judged apart.
 
@@ -28,6 +31,7 @@ COLUMNS = 256  # elements per sample that go into its fingerprint
 MAX_TRAIN = 300_000  # fingerprints kept (memory stays bounded on big datasets)
 MAX_EVAL = 100_000
 MAX_PENDING = 200_000  # rows waiting to be read back
+KEEP_BYTES = 16 * 2**20  # inputs kept unhashed between sampled steps (bigger ones are fingerprinted at once)
 
 
 def _first_batch_tensor(inputs: tuple[Any, ...]) -> torch.Tensor | None:
@@ -97,12 +101,16 @@ class SplitLeakage(Check):
         # (model, round, source, fingerprints, those already trained on when evaluated)
         self.evaluated: list[tuple[int, int, Any, list[int], set[int]]] = []
         self.eval_size = 0
-        self.pending: list[tuple[int, Any, torch.Tensor, int]] = []  # (model, round or None = training, hashes, shape)
+        # (model, round or None = training, hashes or the input itself, shape, the input's version or None)
+        self.pending: list[tuple[int, Any, torch.Tensor, int, int | None]] = []
         self.pending_rows = 0
+        self.kept_bytes = 0  # of the inputs kept unhashed in ``pending``
+        self.at_once = False  # an input kept was changed in place (a reused buffer): fingerprint them at once
         self.trained: dict[int, tuple[int, bool]] = {}  # model number -> (step, is trained)
         # A number per model that is never reused (ids are, once a model is freed: k-fold runs build one per fold).
         self.numbers: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
         self.counter = itertools.count()
+        self.last_model: tuple[Any, int] = (lambda: None, -1)  # (weak reference, number) of the last model called
         # id(tensor) -> (weak reference, number); tensors compare by value, so not a WeakKeyDictionary
         self.sources: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
         self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
@@ -118,9 +126,12 @@ class SplitLeakage(Check):
         x = _first_batch_tensor(ev.inputs)
         if x is None or not self.session.has_parameters(ev.module):
             return
-        model = self.numbers.get(ev.module)
-        if model is None:
-            model = self.numbers[ev.module] = next(self.counter)
+        last_ref, model = self.last_model
+        if last_ref() is not ev.module:  # (a WeakKeyDictionary lookup makes a weak reference: not every call)
+            model = self.numbers.get(ev.module)
+            if model is None:
+                model = self.numbers[ev.module] = next(self.counter)
+            self.last_model = (weakref.ref(ev.module), model)
         if ev.grad_enabled:
             if self.train_size < MAX_TRAIN:
                 self._add(model, None, x)
@@ -137,7 +148,15 @@ class SplitLeakage(Check):
         self._add(model, (len(rounds) - 1, source), x)
 
     def _add(self, model: int, evaluation: Any, x: torch.Tensor) -> None:
-        self.pending.append((model, evaluation, self.hash(x), hash(tuple(x.shape[1:]))))
+        x = x.detach()
+        size = x.numel() * x.element_size()
+        shape = hash(tuple(x.shape[1:]))  # mixed into the fingerprints: same bits, another shape, another sample
+        # (An inference-mode tensor has no version to tell a later change by: fingerprinted at once.)
+        if self.session.sampled or self.at_once or self.kept_bytes + size > KEEP_BYTES or x.is_inference():
+            self.pending.append((model, evaluation, self.hash(x) ^ shape, shape, None))
+        else:  # kept as it is; fingerprinted with the others on the next sampled step
+            self.pending.append((model, evaluation, x, shape, x._version))
+            self.kept_bytes += size
         self.pending_rows += x.shape[0]
 
     def _tensor_number(self, x: torch.Tensor) -> int:
@@ -162,16 +181,36 @@ class SplitLeakage(Check):
     def on_step(self, ev: StepEvent) -> None:
         self._read()
 
+    def _fingerprints(self, pending: list[tuple[int, Any, torch.Tensor, int, int | None]]) -> list[list[Any]]:
+        """``pending`` with each kept input replaced by its fingerprints, same-shaped inputs hashed together."""
+        entries: list[list[Any]] = []
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for model, evaluation, t, shape, version in pending:
+            if version is not None:
+                if t._version != version:  # changed in place since it was fed: what the model saw is gone
+                    self.at_once = True
+                    continue
+                groups.setdefault((t.shape[1:], t.dtype, t.device), []).append(len(entries))
+            entries.append([model, evaluation, t, shape])
+        for rows in groups.values():  # one shape per group, so one shape hash
+            xs = [entries[i][2] for i in rows]
+            hashes = self.hash(torch.cat(xs) if len(xs) > 1 else xs[0]) ^ entries[rows[0]][3]
+            for i, part in zip(rows, hashes.split([len(x) for x in xs])):
+                entries[i][2] = part
+        return entries
+
     def _read(self) -> None:
-        pending, self.pending, self.pending_rows = self.pending, [], 0
-        if not pending:
+        pending, self.pending, self.pending_rows, self.kept_bytes = self.pending, [], 0, 0
+        entries = self._fingerprints(pending) if pending else []
+        if not entries:
             return
-        device = pending[0][2].device
-        values = torch.cat([h.to(device) for _, _, h, _ in pending]).tolist()  # one wait for all of them
+        device = entries[0][2].device
+        values = torch.cat([h.to(device) for _, _, h, _ in entries]).tolist()  # one wait for all of them
         at = 0
-        for model, evaluation, h, shape in pending:
-            rows = [v ^ shape for v in values[at:at + len(h)]]
-            at += len(h)
+        for model, evaluation, h, _ in entries:
+            n = h.shape[0]
+            rows = values[at:at + n]
+            at += n
             if evaluation is None:
                 seen = self.train.setdefault(model, set())
                 self.train_size -= len(seen)

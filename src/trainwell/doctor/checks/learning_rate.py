@@ -100,7 +100,9 @@ class LrTooHigh(Check):
 
     def on_step(self, ev: StepEvent) -> None:
         self.optimizers.add(id(ev.optimizer))
-        self.opt, self.step_where = ev.optimizer, ev.where
+        self.opt = ev.optimizer
+        if self.step_where is None or self.session.sampled:  # finding the line walks the stack: not every step
+            self.step_where = ev.where
 
     @sampled_only  # the losses since the last sampled step are read back together: other steps never wait
     def on_backward(self, ev: BackwardEvent) -> None:
@@ -374,7 +376,8 @@ class LossNotDecreasing(Check):
             self.classes = 0
 
     def on_backward(self, ev: BackwardEvent) -> None:
-        self.where = ev.where
+        if self.where is None or self.session.sampled:  # finding the line walks the stack: not every step
+            self.where = ev.where
 
     def on_step(self, ev: StepEvent) -> None:
         key = id(ev.optimizer)

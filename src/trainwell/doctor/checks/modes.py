@@ -119,9 +119,9 @@ class EvalModeMissing(Check):
             weakref.WeakKeyDictionary()
 
     def on_forward(self, ev: ForwardEvent) -> None:
-        if self.reported:
-            return
         model = ev.module
+        if self.reported or (not self.session.sampled and (ev.grad_enabled or not model.training)):
+            return  # (the usual training call on a step not sampled: decided before anything else)
         if not self.session.has_parameters(model):
             return  # loss modules, metrics
         if self.session.sampled:  # a GAN feeds its discriminator every step: sampled steps see it too

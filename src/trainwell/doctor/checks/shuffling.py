@@ -12,6 +12,8 @@ almost never give pure batches, which is checked against the frequencies seen.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from trainwell.doctor.check import Check, Text, register
@@ -81,12 +83,28 @@ class DataNotShuffled(Check):
         kept = [(count, ts) for count, ts in unread if all(t._version == v for t, v in ts)]
         if not kept:
             return
-        bounds = []
-        for _, ts in kept:
-            lo, hi = torch.aminmax(torch.cat([t.reshape(-1).double() for t, _ in ts]))
-            bounds.append(torch.stack([lo, -hi]))
+        # Each batch's (smallest, -largest) label: batches of one target tensor of the same size, dtype and
+        # device (the usual) in one reduction, the others one by one.
+        order: list[int] = []
+        bounds: list[torch.Tensor] = []
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for i, (_, ts) in enumerate(kept):
+            if len(ts) == 1:
+                t = ts[0][0]
+                groups.setdefault((t.numel(), t.dtype, t.device), []).append(i)
+            else:
+                lo, hi = torch.aminmax(torch.cat([t.reshape(-1).double() for t, _ in ts]))
+                order.append(i)
+                bounds.append(torch.stack([lo, -hi]).reshape(1, 2))
+        for rows in groups.values():
+            lo, hi = torch.stack([kept[i][1][0][0].reshape(-1) for i in rows]).double().aminmax(dim=1)
+            order += rows
+            bounds.append(torch.stack([lo, -hi], dim=1))
         device = bounds[0].device
-        values = torch.stack([b.to(device) for b in bounds]).tolist()  # one wait for all of them
+        flat = torch.cat([b.to(device) for b in bounds]).tolist()  # one wait for all of them
+        values: list[Any] = [None] * len(kept)
+        for i, v in zip(order, flat):
+            values[i] = v
         for (count, ts), (lo, neg_hi) in zip(kept, values):
             hi, n = -neg_hi, sum(t.numel() for t, _ in ts)
             if lo < 0:

@@ -61,16 +61,24 @@ class ZeroGradMissing(Check):
         self.snapshots: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
 
     def on_backward_pre(self, ev: BackwardEvent) -> None:
-        if not self.session.optimizers:
+        optimizers = self.session.live_optimizers()
+        if not optimizers:
             self._manual_update(ev)
             return
         if not self.stepped_since_backward:
             return
         self.stepped_since_backward = False
-        params = [p for opt in self.session.optimizers for p in watched_optimizer_params(opt)]
+        params: list[torch.Tensor] = []
+        for opt in optimizers:
+            watched = watched_optimizer_params(opt)
+            for p in watched:  # (grad_is_clear, inlined: this runs every step)
+                if p.grad is None or not bool(p.grad.any()):
+                    self.streak = 0  # cleared since the last backward: the usual case
+                    return
+            params += watched
         # Only tensors this loss still uses count: an old optimizer's tensors keep stale gradients when the
         # weights are re-created in the loop (params-recreated), and this backward() adds nothing to them.
-        if params and not any(grad_is_clear(p) for p in params) and _in_graph(params, ev.tensor):
+        if params and _in_graph(params, ev.tensor):
             self._count(ev.where, "optimizer")
         else:
             self.streak = 0
