@@ -25,8 +25,9 @@ def _recorded() -> dict:
 
 
 def _sample() -> list[str]:
-    names = sorted(_recorded())
-    return names[::SAMPLE_EVERY]
+    """Every tenth recorded hit or clean script: a recorded miss asserts nothing, so it is never drawn."""
+    recorded = _recorded()
+    return sorted(name for name, was in recorded.items() if was["ok"])[::SAMPLE_EVERY]
 
 
 def test_every_script_has_a_recorded_verdict() -> None:
@@ -41,7 +42,7 @@ def test_the_sample_keeps_its_recorded_verdict(name: str, tmp_path: Path) -> Non
     result = run_one(HERE / name, tmp_path, timeout=300)
     found = {i for i, _ in result["findings"]}
     loud = {i for i, severity in result["findings"] if severity in ("warning", "error")}
-    if name.startswith("buggy/") and was["ok"]:
+    if name.startswith("buggy/"):
         assert was["expect"] in found, f"{name}: the doctor no longer finds {was['expect']} (found {sorted(found)})"
-    if name.startswith("correct/") and was["ok"]:
+    else:
         assert not loud, f"{name}: a healthy script now gets {sorted(loud)}"

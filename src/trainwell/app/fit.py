@@ -192,12 +192,13 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     from trainwell.report.mlflow_logger import run_loggers
 
     log = LogConfig(loggers=list(loggers), mlflow_uri=mlflow_uri, mlflow_experiment=mlflow_experiment)
-    logged = run_loggers(log, params=_fit_config(locals()), run_dir=run_dir, log_every=LOG_EVERY) if main else []
+    recorded = _fit_config(locals())  # the arguments, as config.yaml, MLflow's params and summary.json hold them
+    logged = run_loggers(log, params=recorded, run_dir=run_dir, log_every=LOG_EVERY) if main else []
     if run_dir is not None:
         from trainwell.app.run import folder_callbacks
 
         cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
-                                extra={"config": _fit_config(locals())}, main=main, loggers=logged)
+                                extra={"config": recorded}, main=main, loggers=logged)
         if found is not None and main:
             from trainwell.app.auto import Recorded
             from trainwell.app.lr_sweep import record
@@ -232,7 +233,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         from trainwell.app.run import finish_run
         from trainwell.report.metrics import read_steps
 
-        summary = finish_run(trainer, run_dir, config=_fit_config(locals()))
+        summary = finish_run(trainer, run_dir, config=recorded)
         distributed.barrier()  # rank 0 has written steps.csv
         kept = read_steps(run_dir / "steps.csv")
     if not joined:
