@@ -17,7 +17,7 @@ from torch import nn
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_norm, optimizer_params, watched_optimizer_params
 from trainwell.doctor.checks.learning_rate import stalled_loss
-from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
+from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -27,20 +27,21 @@ if TYPE_CHECKING:
 class ExplodingGradients(Check):
     id = "exploding-gradients"
     severity = "error"
-    summary = "the gradient norm grows a thousandfold (or to inf/NaN) during training"
+    summary = ("the gradient norm grows a thousandfold (or to inf/NaN) during training, or a too-large init makes "
+               "the first loss and updates huge")
     text = {
         "en": Text(
             title="Exploding gradients: {headline}",
             general="Exploding gradients: the gradient norm jumps by orders of magnitude",
-            message="{story} Updates that large throw the weights far away, and the next steps usually end in "
-                    "inf/NaN. Typical causes: a deep network with too large an initialisation, a learning rate that "
+            message="{story} Updates that large throw the weights far away: the network forgets what it learned, "
+                    "its units die, or the next steps end in inf/NaN. Typical causes: a deep network with too large an initialisation, a learning rate that "
                     "is too high, unscaled targets, or an RNN trained without gradient clipping.",
             fix="clip the gradients before the step: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
                 "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate"),
         "zh": Text(
             title="梯度爆炸：{headline}",
             general="梯度爆炸：梯度范数猛增几个数量级",
-            message="{story}这么大的更新会把权重甩得很远，接下来几步通常就会变成 inf/NaN。"
+            message="{story}这么大的更新会把权重甩得很远：网络忘掉已学到的东西、神经元“死掉”，或者接下来几步就变成 inf/NaN。"
                     "常见原因：深层网络的初始化过大、学习率过高、目标值没有缩放，或者 RNN 训练时没有做梯度裁剪。",
             fix="在更新前裁剪梯度：torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
                 "  # 放在 loss.backward() 和 optimizer.step() 之间；也可以减小初始化尺度或学习率"),
@@ -51,6 +52,11 @@ class ExplodingGradients(Check):
     EARLY = 5  # sampled steps that make the early median
     BLOWUP = 1.0  # in the first steps, one update larger than the weights themselves (||dw|| / ||w||)...
     FIRST_STEPS = 10  # ...followed at once by an inf/NaN loss on finite data: the gradients exploded in one step
+    # Or a network that starts out exploding: a first cross-entropy loss this many times ln(classes) (outputs
+    # tens of units large: activations, and so gradients, grew layer by layer; a sound init starts near 1x)...
+    START_LOSS = 10.0
+    START_UPDATE = 0.1  # ...and first updates that move a weight matrix by this share of its size (Adam at 1e-3: 0.01)
+    RAW_ABS, RAW_STD = 10.0, 5.0  # input on a raw scale (unnormalized-input's rule): the data, not the init, is why
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
@@ -58,9 +64,30 @@ class ExplodingGradients(Check):
         self.last: dict[int, float] = {}  # optimizer id -> last sampled norm
         self.backward_since_step = False
         self.before: list[tuple[torch.Tensor, torch.Tensor]] = []  # a few weights before an early step
+        self.before_mats: list[tuple[torch.Tensor, torch.Tensor]] = []  # the smallest weight matrices, likewise
         self.blowup: tuple[int, float, float, str | None] | None = None  # the last such step: (step, ||dw||/||w||,
         #                                                                  grad norm, where)
         self.norm = 0.0  # the gradient norm of the last sampled step
+        self.classes = 0  # C of the first cross-entropy / NLL loss (0: the first loss was something else)
+        self.first_norm = 0.0  # the gradient norm of the first step
+        self.early_moves: list[float] = []  # ||dw|| / ||w|| of the first steps
+        self.raw_input = False  # the first layer saw values on a raw scale in the first steps
+
+    @sampled_only
+    def on_forward(self, ev: ForwardEvent) -> None:
+        if self.session.step >= self.FIRST_STEPS or not ev.leaf_calls or not self.session.has_parameters(ev.module):
+            return
+        x = ev.leaf_calls[0][1]
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() >= 16:
+            xd = x.detach()
+            self.raw_input |= float(xd.abs().max()) > self.RAW_ABS and float(xd.float().std()) > self.RAW_STD
+
+    @sampled_only
+    def on_loss(self, ev: LossEvent) -> None:
+        if self.session.step == 0 and self.session.backward_count == 0 and not self.classes:
+            x = ev.input
+            if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
+                self.classes = int(x.shape[1])
 
     @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
@@ -71,8 +98,12 @@ class ExplodingGradients(Check):
         if not losses or not math.isfinite(losses[-1]):
             return  # an inf/NaN loss is lr-too-high's or the data's story, not the gradients'
         norm = self.norm = grad_norm(optimizer_params(ev.optimizer))
+        if self.session.step == 0:
+            self.first_norm = norm
         if self.session.step < self.FIRST_STEPS:
             self.before = [(p, p.detach().clone()) for p in watched_optimizer_params(ev.optimizer)]
+            mats = [p for p in optimizer_params(ev.optimizer) if p.ndim >= 2 and p.grad is not None]
+            self.before_mats = [(p, p.detach().clone()) for p in sorted(mats, key=lambda t: t.numel())[:4]]
         key = id(ev.optimizer)
         early = self.early.setdefault(key, [])
         base = statistics.median(early) if len(early) >= 2 else 0.0
@@ -89,12 +120,45 @@ class ExplodingGradients(Check):
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         before, self.before = self.before, []
+        mats, self.before_mats = self.before_mats, []
         if not before:
             return
-        moved = [float((p.detach() - old).float().norm()) / max(float(old.float().norm()), 1e-12) for p, old in before]
-        ratio = max(moved)
+        ratio = max(_moved(before))
         if not math.isfinite(ratio) or ratio > self.BLOWUP:
             self.blowup = (self.session.step, ratio, self.norm, ev.where)
+        if mats:
+            self.early_moves.append(max(_moved(mats)))
+        if len(self.early_moves) == 5:  # five steps in: enough to see whether the first updates were all too large
+            self._judge_start(ev.where)
+
+    def _judge_start(self, where: str | None) -> None:
+        """A network that explodes from its initialization: the very first loss is far above what guessing
+        scores, and the first updates are large. Such a start costs accuracy even when nothing becomes inf/NaN
+        (at 1.5x Kaiming's scale through 8 ReLU layers, a third of it), and the gradients shrink again as the
+        first updates wreck the network, so the thousandfold rise never comes."""
+        s = self.session
+        losses = s.losses
+        if (self.reported or self.classes < 2 or self.raw_input or s.nonfinite_data or not losses
+                or not all(math.isfinite(x) for x in losses) or not all(math.isfinite(r) for r in self.early_moves)):
+            return
+        first, chance = losses[0], math.log(self.classes)
+        moved = statistics.median(self.early_moves)
+        if first >= self.START_LOSS * chance and first >= self.START_LOSS and moved >= self.START_UPDATE:
+            lang = s.lang
+            self.report(where, {"first_loss": first, "chance_loss": chance, "first_grad_norm": self.first_norm,
+                                "median_early_update_ratio": moved},
+                        headline=_words(lang, f"the first loss was {first:.4g}, {first / chance:.0f}x what guessing "
+                                              f"scores", f"第一个损失是 {first:.4g}，是随机猜测的 {first / chance:.0f} 倍"),
+                        story=_words(lang,
+                                     f"The first cross-entropy loss was {first:.4g}, against ln({self.classes}) = "
+                                     f"{chance:.3g} for a model that gives every class the same probability: the "
+                                     f"outputs start tens of units large, so the activations grow layer by layer, "
+                                     f"and so do the gradients (norm {self.first_norm:.4g} at the first step). The "
+                                     f"first updates changed a weight matrix by about {moved:.0%} of its size each.",
+                                     f"第一个交叉熵损失是 {first:.4g}，而对每个类别给出相同概率的模型只有 ln({self.classes}) = "
+                                     f"{chance:.3g}：网络一开始的输出就有几十那么大，激活值逐层放大，梯度也随之放大"
+                                     f"（第一步的梯度范数为 {self.first_norm:.4g}）。最初几次更新每次都把某个权重矩阵改变了约 "
+                                     f"{moved:.0%}。"))
 
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
@@ -127,6 +191,11 @@ class ExplodingGradients(Check):
                                        f"was still finite.",
                                  f"第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm:.4g}，而最初几步只有 "
                                  f"{base:.4g}，此时损失仍是有限值。"))
+
+
+def _moved(before: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
+    """||w - w_before|| / ||w_before|| of each (parameter, its copy before the step)."""
+    return [float((p.detach() - old).float().norm()) / max(float(old.float().norm()), 1e-12) for p, old in before]
 
 
 def _words(lang: str, en: str, zh: str) -> str:

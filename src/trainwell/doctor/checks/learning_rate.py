@@ -236,22 +236,19 @@ def _unmoved(losses: list[float]) -> tuple[float, float] | None:
 class LrTooLow(Check):
     id = "lr-too-low"
     severity = "warning"
-    summary = "each optimizer step changes the weights by a tiny fraction of their size; the loss barely moves"
+    summary = ("each optimizer step changes the weights by a tiny fraction of their size, or the loss sits at its "
+               "start for the first quarter of a run at a small learning rate; the loss barely moves")
     text = {
         "en": Text(
-            title="The learning rate {lr} is too low: the weights barely move",
-            general="The learning rate is too low: the weights barely move",
-            message="On {samples} checked steps, optimizer.step() changed the weight matrices by only {ratio} of "
-                    "their size (median; healthy training changes them by about 1e-3 to 1e-2 per step), and over "
-                    "{steps} steps the loss only went from {start} to {loss}. With learning rate {lr} the model "
-                    "would need many times more steps to learn what it could.",
+            title="The learning rate {lr} is too low: {headline}",
+            general="The learning rate is too low: training crawls",
+            message="{story} With learning rate {lr} the model would need many times more steps to learn what it "
+                    "could.",
             fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1): optimizer = {call}"),
         "zh": Text(
-            title="学习率 {lr} 太小：权重几乎不动",
-            general="学习率太小：权重几乎不动",
-            message="在检查的 {samples} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio}（中位数；"
-                    "正常训练每步约变化 1e-3 到 1e-2），{steps} 步下来损失只从 {start} 降到 {loss}。"
-                    "学习率为 {lr} 时，模型需要多得多的步数才能学到它本来能学到的东西。",
+            title="学习率 {lr} 太小：{headline}",
+            general="学习率太小：训练进展极慢",
+            message="{story}学习率为 {lr} 时，模型需要多得多的步数才能学到它本来能学到的东西。",
             fix="调大学习率（Adam 类约 1e-3，SGD 约 1e-2 到 1e-1）：optimizer = {call}"),
     }
 
@@ -265,6 +262,7 @@ class LrTooLow(Check):
         self.pending: list[tuple[torch.Tensor, torch.Tensor, float, float]] = []
         self.samples: dict[int, list[float]] = {}  # optimizer id -> update ratio per sampled step (inf: no live grad)
         self.opts: dict[int, torch.optim.Optimizer] = {}
+        self.lrs: dict[int, tuple[float, float, float]] = {}  # optimizer id -> (first, largest, last) sampled lr
         self.where: str | None = None
         self.backward_since_step = False
 
@@ -287,6 +285,12 @@ class LrTooLow(Check):
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         self.backward_since_step = False
+        key, lr = id(ev.optimizer), current_lr(ev.optimizer)
+        first, top, _ = self.lrs.get(key, (lr, lr, lr))
+        self.lrs[key] = (first, max(top, lr), lr)
+        self.opts[key] = ev.optimizer
+        if self.where is None:  # finding the line walks the stack: once, and again on steps that are measured
+            self.where = ev.where
         if not self.pending:
             return
         alive = [(float((p.detach() - before).float().norm()) / wn) for p, before, wn, gn in self.pending
@@ -295,7 +299,6 @@ class LrTooLow(Check):
         # A step whose gradients are all vanishingly small says nothing about the learning rate.
         ratio = max(alive) if alive else math.inf
         self.samples.setdefault(id(ev.optimizer), []).append(ratio)
-        self.opts[id(ev.optimizer)] = ev.optimizer
         self.where = ev.where
 
     SHORT = 10  # a run shorter than 50 steps is judged from this many, when every checked step is below SLOW
@@ -307,6 +310,7 @@ class LrTooLow(Check):
             return
         stalled = _unmoved(s.losses) if short else stalled_loss(s.losses, self.STALLED)
         if stalled is None:
+            self._slow_start()
             return
         start, end = stalled
         for key, ratios in self.samples.items():
@@ -317,12 +321,73 @@ class LrTooLow(Check):
                 lr = current_lr(opt)
                 if short and lr <= 0:
                     continue  # no learning rate at all: params-not-updating says so
-                target = 1e-3 if isinstance(opt, _ADAPTIVE) else 1e-2
-                self.report(self.where, {"median_update_ratio": statistics.median(ratios), "lr": lr,
+                ratio = statistics.median(ratios)
+                self.report(self.where, {"median_update_ratio": ratio, "lr": lr,
                                          "samples": len(ratios), "loss_start": start, "loss_end": end},
-                            lr=lr, ratio=statistics.median(ratios), samples=len(ratios), steps=s.step,
-                            start=start, loss=end, call=optimizer_call(opt, target))
+                            lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
+                            headline=_words(s.lang, "the weights barely move", "权重几乎不动"),
+                            story=_words(
+                                s.lang,
+                                f"On {len(ratios)} checked steps, optimizer.step() changed the weight matrices by "
+                                f"only {ratio:.3g} of their size (median; healthy training changes them by about "
+                                f"1e-3 to 1e-2 per step), and over {s.step} steps the loss only went from "
+                                f"{start:.4g} to {end:.4g}.",
+                                f"在检查的 {len(ratios)} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio:.3g}"
+                                f"（中位数；正常训练每步约变化 1e-3 到 1e-2），{s.step} 步下来损失只从 {start:.4g} "
+                                f"降到 {end:.4g}。"))
                 return
+        self._slow_start()
+
+    SLOW_START = 0.93  # the first quarter's loss still above this share of the first losses...
+    STILL_FALLING = 0.98  # ...the last quarter below this share of the third (and by 2 standard errors)...
+    FAR = 0.25  # ...and still above this share of the start: the run ended midway down its curve
+    LOW_LR = 1 / 3  # at a learning rate at most this share of the usual one (Adam-like 1e-3, SGD 1e-2)
+
+    def _slow_start(self) -> None:
+        """A run that spent its first quarter at the starting loss and ended still sliding down, with one
+        optimizer whose learning rate never rose (no warm-up) and is well below the usual: the steps were too
+        small for the run's length (Adam at 1e-4 on digits: 15 points of accuracy short after 350 steps)."""
+        s = self.session
+        losses = s.losses
+        n = len(losses)
+        if n < 100 or s.step < 100 or len(self.lrs) != 1 or min(losses) < 0 or not all(map(math.isfinite, losses)):
+            return
+        (key, (first_lr, top_lr, lr)), = self.lrs.items()
+        opt = self.opts.get(key)
+        if opt is None or not 0 < lr <= first_lr or top_lr > first_lr * 1.001 or lr > self.LOW_LR * _usual_lr(opt):
+            return
+        w = n // 4
+        start = statistics.median(losses[:5])
+        q1, q3, q4 = losses[:w], losses[n - 2 * w:n - w], losses[n - w:]
+        m1, m3, m4 = statistics.fmean(q1), statistics.fmean(q3), statistics.fmean(q4)
+        se_late = math.sqrt((statistics.pvariance(q3) + statistics.pvariance(q4)) / w)
+        if not (start > 1e-8 and m1 >= self.SLOW_START * start and m4 <= self.STILL_FALLING * m3
+                and m3 - m4 > 2 * se_late and m4 >= self.FAR * start):
+            return
+        self.report(self.where, {"lr": lr, "loss_start": start, "first_quarter_loss": m1, "third_quarter_loss": m3,
+                                 "last_quarter_loss": m4, "steps": s.step},
+                    lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
+                    headline=_words(s.lang, "the loss was still sliding down when the run ended",
+                                    "训练结束时损失仍在缓慢下降"),
+                    story=_words(
+                        s.lang,
+                        f"Over the first quarter of the run ({w} losses) the loss averaged {m1:.4g}, still "
+                        f"{m1 / start:.0%} of where it started ({start:.4g}); it then fell slowly, and was still "
+                        f"falling at the end ({m3:.4g} in the third quarter, {m4:.4g} in the last), after {s.step} "
+                        f"steps. The steps are too small for a run this long.",
+                        f"训练的前四分之一（{w} 个损失）里损失平均为 {m1:.4g}，仍是起点（{start:.4g}）的 "
+                        f"{m1 / start:.0%}；之后缓慢下降，{s.step} 步结束时仍在下降（第三个四分之一为 {m3:.4g}，"
+                        f"最后四分之一为 {m4:.4g}）。对这么长的训练来说，每一步都太小了。"))
+
+
+
+def _usual_lr(optimizer: torch.optim.Optimizer) -> float:
+    """The learning rate most setups start from: 1e-3 for Adam-like optimizers, 1e-2 for SGD."""
+    return 1e-3 if isinstance(optimizer, _ADAPTIVE) else 1e-2
+
+
+def _words(lang: str, en: str, zh: str) -> str:
+    return zh if lang == "zh" else en
 
 
 def _frozen(losses: list[float]) -> bool:
