@@ -358,11 +358,13 @@ class LrTooLow(Check):
             return
         w = n // 4
         start = statistics.median(losses[:5])
-        q1, q3, q4 = losses[:w], losses[n - 2 * w:n - w], losses[n - w:]
-        m1, m3, m4 = statistics.fmean(q1), statistics.fmean(q3), statistics.fmean(q4)
+        q1, q2, q3, q4 = losses[:w], losses[w:2 * w], losses[n - 2 * w:n - w], losses[n - w:]
+        m1, m2, m3, m4 = (statistics.fmean(q) for q in (q1, q2, q3, q4))
         se_late = math.sqrt((statistics.pvariance(q3) + statistics.pvariance(q4)) / w)
+        # Still on the steep part of its curve: the last quarter fell at least as much as the second (a slow
+        # run that is merely flattening out, as any run does in the end, is left alone).
         if not (start > 1e-8 and m1 >= self.SLOW_START * start and m4 <= self.STILL_FALLING * m3
-                and m3 - m4 > 2 * se_late and m4 >= self.FAR * start):
+                and m3 - m4 > 2 * se_late and m3 - m4 >= m1 - m2 and m4 >= self.FAR * start):
             return
         self.report(self.where, {"lr": lr, "loss_start": start, "first_quarter_loss": m1, "third_quarter_loss": m3,
                                  "last_quarter_loss": m4, "steps": s.step},
