@@ -43,7 +43,7 @@ class Sweep:
 
 SWEEPS = (
     Sweep("lr-too-high", "lr_high.py", "Adam lr = 1e-3 x", (1, 3, 10, 30, 100, 1000), (1, 1000)),
-    Sweep("lr-too-low", "lr_low.py", "Adam lr = 1e-3 /", (1, 10, 100, 1e3, 1e4, 1e5), (1, 1e5)),
+    Sweep("lr-too-low", "lr_low.py", "Adam lr = 1e-3 /", (1, 3, 10, 30, 100, 1e3, 1e5), (1, 10, 1e5)),
     Sweep("unnormalized-input", "unnormalized.py", "pixels in [0, x]", (1, 4, 16, 64, 255, 1000), (1, 255)),
     Sweep("dead-relu", "dead_relu.py", "hidden biases start at -x", (0, 0.5, 1, 2, 3, 5), (0, 5)),
     Sweep("vanishing-gradients", "vanishing.py", "sigmoid layers", (2, 4, 8, 12, 16, 24), (2, 24)),
@@ -54,7 +54,7 @@ SWEEPS = (
     Sweep("padding-not-masked", "padding.py", "padding share, unmasked mean; drop vs no padding",
           (0, 0.2, 0.4, 0.6, 0.8), (0, 0.8)),
     Sweep("exploding-gradients", "exploding.py", "8 ReLU layers at x times Kaiming init, SGD",
-          (1, 1.25, 1.5, 2, 4, 16), (1, 16)),
+          (1, 1.25, 1.5, 2, 4, 16), (1, 1.5, 16)),
 )
 
 

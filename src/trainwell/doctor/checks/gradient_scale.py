@@ -72,6 +72,7 @@ class ExplodingGradients(Check):
         self.first_norm = 0.0  # the gradient norm of the first step
         self.early_moves: list[float] = []  # ||dw|| / ||w|| of the first steps
         self.raw_input = False  # the first layer saw values on a raw scale in the first steps
+        self.start: tuple[float, float, float, str | None] | None = None  # (first loss, ln C, update ratio, where)
 
     @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
@@ -133,9 +134,10 @@ class ExplodingGradients(Check):
 
     def _judge_start(self, where: str | None) -> None:
         """A network that explodes from its initialization: the very first loss is far above what guessing
-        scores, and the first updates are large. Such a start costs accuracy even when nothing becomes inf/NaN
-        (at 1.5x Kaiming's scale through 8 ReLU layers, a third of it), and the gradients shrink again as the
-        first updates wreck the network, so the thousandfold rise never comes."""
+        scores, and the first updates are large. Kept for the end of the run, which tells whether it cost
+        anything (at 1.5x Kaiming's scale through 8 ReLU layers, a third of the accuracy, with nothing becoming
+        inf/NaN: the gradients shrink again as the first updates wreck the network, so the thousandfold rise
+        never comes; at 1.25x the run recovers)."""
         s = self.session
         losses = s.losses
         if (self.reported or self.classes < 2 or self.raw_input or s.nonfinite_data or not losses
@@ -144,21 +146,40 @@ class ExplodingGradients(Check):
         first, chance = losses[0], math.log(self.classes)
         moved = statistics.median(self.early_moves)
         if first >= self.START_LOSS * chance and first >= self.START_LOSS and moved >= self.START_UPDATE:
-            lang = s.lang
-            self.report(where, {"first_loss": first, "chance_loss": chance, "first_grad_norm": self.first_norm,
-                                "median_early_update_ratio": moved},
-                        headline=_words(lang, f"the first loss was {first:.4g}, {first / chance:.0f}x what guessing "
-                                              f"scores", f"第一个损失是 {first:.4g}，是随机猜测的 {first / chance:.0f} 倍"),
-                        story=_words(lang,
-                                     f"The first cross-entropy loss was {first:.4g}, against ln({self.classes}) = "
-                                     f"{chance:.3g} for a model that gives every class the same probability: the "
-                                     f"outputs start tens of units large, so the activations grow layer by layer, "
-                                     f"and so do the gradients (norm {self.first_norm:.4g} at the first step). The "
-                                     f"first updates changed a weight matrix by about {moved:.0%} of its size each.",
-                                     f"第一个交叉熵损失是 {first:.4g}，而对每个类别给出相同概率的模型只有 ln({self.classes}) = "
-                                     f"{chance:.3g}：网络一开始的输出就有几十那么大，激活值逐层放大，梯度也随之放大"
-                                     f"（第一步的梯度范数为 {self.first_norm:.4g}）。最初几次更新每次都把某个权重矩阵改变了约 "
-                                     f"{moved:.0%}。"))
+            self.start = (first, chance, moved, where)
+
+    END_SHARE = 0.4  # ...and the run ends with its loss still above this share of ln(classes): it never recovered
+
+    def on_end(self) -> None:
+        s = self.session
+        if self.start is None or self.reported or s.nonfinite_data:
+            return
+        losses = s.losses
+        n = len(losses)
+        if n < 20 or not all(math.isfinite(x) for x in losses[n - n // 4:]):
+            return  # too short to tell, or an inf/NaN at the end: the other rules and checks say why
+        first, chance, moved, where = self.start
+        end = statistics.fmean(losses[n - n // 4:])
+        if end < self.END_SHARE * chance:
+            return  # it recovered from its start
+        lang = s.lang
+        self.report(where, {"first_loss": first, "chance_loss": chance, "first_grad_norm": self.first_norm,
+                            "median_early_update_ratio": moved, "last_quarter_loss": end},
+                    headline=_words(lang, f"the first loss was {first:.4g}, {first / chance:.0f}x what guessing "
+                                          f"scores", f"第一个损失是 {first:.4g}，是随机猜测的 {first / chance:.0f} 倍"),
+                    story=_words(lang,
+                                 f"The first cross-entropy loss was {first:.4g}, against ln({self.classes}) = "
+                                 f"{chance:.3g} for a model that gives every class the same probability: the "
+                                 f"outputs start tens of units large, so the activations grow layer by layer, "
+                                 f"and so do the gradients (norm {self.first_norm:.4g} at the first step). The "
+                                 f"first updates changed a weight matrix by about {moved:.0%} of its size each, "
+                                 f"and the run never recovered: its last quarter's loss averages {end:.4g}, "
+                                 f"{end / chance:.0%} of what guessing scores.",
+                                 f"第一个交叉熵损失是 {first:.4g}，而对每个类别给出相同概率的模型只有 ln({self.classes}) = "
+                                 f"{chance:.3g}：网络一开始的输出就有几十那么大，激活值逐层放大，梯度也随之放大"
+                                 f"（第一步的梯度范数为 {self.first_norm:.4g}）。最初几次更新每次都把某个权重矩阵改变了约 "
+                                 f"{moved:.0%}，而且训练再也没有恢复：最后四分之一的平均损失为 {end:.4g}，"
+                                 f"是随机猜测的 {end / chance:.0%}。"))
 
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True

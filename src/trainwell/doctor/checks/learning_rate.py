@@ -185,6 +185,9 @@ class LrTooHigh(Check):
                     call=optimizer_call(self.opt, lr / 10))
 
 
+STALLED_SHARE = 0.9  # a last quarter's loss above this share of the first quarter's: the run barely got anywhere
+
+
 def stalled_loss(losses: list[float], share: float) -> tuple[float, float] | None:
     """(start, end): the mean loss of the run's first and last quarter, when the end is still above ``share``
     of the start (training barely got anywhere), else None. Runs too short or not finite are not judged."""
@@ -263,11 +266,18 @@ class LrTooLow(Check):
         self.samples: dict[int, list[float]] = {}  # optimizer id -> update ratio per sampled step (inf: no live grad)
         self.opts: dict[int, torch.optim.Optimizer] = {}
         self.lrs: dict[int, tuple[float, float, float]] = {}  # optimizer id -> (first, largest, last) sampled lr
+        self.classes = 0  # C of the cross-entropy / NLL loss seen on sampled steps (0: another loss)
         self.where: str | None = None
         self.backward_since_step = False
 
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
+
+    @sampled_only  # the number of classes does not change: sampled steps (the first is one) are enough
+    def on_loss(self, ev: LossEvent) -> None:
+        x = ev.input
+        if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
+            self.classes = int(x.shape[1])
 
     @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
@@ -342,6 +352,10 @@ class LrTooLow(Check):
     STILL_FALLING = 0.98  # ...the last quarter below this share of the third (and by 2 standard errors)...
     FAR = 0.25  # ...and still above this share of the start: the run ended midway down its curve
     LOW_LR = 1 / 3  # at a learning rate at most this share of the usual one (Adam-like 1e-3, SGD 1e-2)
+    STEEP = 0.75  # the last quarter's drop against the second's (Adam at 1e-4 on digits: 1.9; a slow, healthy
+    #               full-batch SGD regression that flattens out: 0.54)
+    VERY_LOW_LR = 0.1  # or, at a tenth of the usual learning rate or less...
+    NEAR_CHANCE = 0.7  # ...a classifier whose last quarter's loss is still above this share of ln(classes)
 
     def _slow_start(self) -> None:
         """A run that spent its first quarter at the starting loss and ended still sliding down, with one
@@ -361,10 +375,34 @@ class LrTooLow(Check):
         q1, q2, q3, q4 = losses[:w], losses[w:2 * w], losses[n - 2 * w:n - w], losses[n - w:]
         m1, m2, m3, m4 = (statistics.fmean(q) for q in (q1, q2, q3, q4))
         se_late = math.sqrt((statistics.pvariance(q3) + statistics.pvariance(q4)) / w)
-        # Still on the steep part of its curve: the last quarter fell at least as much as the second (a slow
-        # run that is merely flattening out, as any run does in the end, is left alone).
-        if not (start > 1e-8 and m1 >= self.SLOW_START * start and m4 <= self.STILL_FALLING * m3
-                and m3 - m4 > 2 * se_late and m3 - m4 >= m1 - m2 and m4 >= self.FAR * start):
+        if not (start > 1e-8 and m1 >= self.SLOW_START * start and m4 >= self.FAR * start):
+            return
+        # Still on the steep part of its curve: the last quarter fell about as much as the second, or more (a
+        # slow run that is merely flattening out, as any run does in the end, is left alone)...
+        steep = m4 <= self.STILL_FALLING * m3 and m3 - m4 > 2 * se_late and m3 - m4 >= self.STEEP * (m1 - m2)
+        # ...or, at a learning rate a tenth of the usual or less, a classifier still near what guessing scores
+        # at the end, its loss falling steadily but by a few per cent over the whole run.
+        se = math.sqrt((statistics.pvariance(q1) + statistics.pvariance(q4)) / w)
+        chance = math.log(self.classes) if self.classes >= 2 else 0.0
+        crawl = (lr <= self.VERY_LOW_LR * _usual_lr(opt) and chance > 0 and m4 >= self.NEAR_CHANCE * chance
+                 and m4 >= STALLED_SHARE * m1 and m1 - m4 > 2 * se)
+        if crawl and not steep:
+            self.report(self.where, {"lr": lr, "loss_start": start, "first_quarter_loss": m1,
+                                     "last_quarter_loss": m4, "chance_loss": chance, "steps": s.step},
+                        lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
+                        headline=_words(s.lang, "the loss crawls", "损失下降得极慢"),
+                        story=_words(
+                            s.lang,
+                            f"Over {s.step} steps the loss went only from {m1:.4g} (first quarter of the run) to "
+                            f"{m4:.4g} (last quarter): falling steadily, but still near ln({self.classes}) = "
+                            f"{chance:.3g}, what a model that guesses scores. The learning rate is "
+                            f"{_usual_lr(opt) / lr:.0f}x below the usual {_usual_lr(opt):g} for "
+                            f"{type(opt).__name__}.",
+                            f"{s.step} 步下来，损失只从 {m1:.4g}（前四分之一）降到 {m4:.4g}（最后四分之一）：一直在降，"
+                            f"但仍接近 ln({self.classes}) = {chance:.3g}，也就是随机猜测的水平。学习率比 "
+                            f"{type(opt).__name__} 常用的 {_usual_lr(opt):g} 小了 {_usual_lr(opt) / lr:.0f} 倍。"))
+            return
+        if not steep:
             return
         self.report(self.where, {"lr": lr, "loss_start": start, "first_quarter_loss": m1, "third_quarter_loss": m3,
                                  "last_quarter_loss": m4, "steps": s.step},
