@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.modules import module as module_hooks
+from torch.nn.modules.loss import _Loss
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.data import dataloader as dataloader_module
 
@@ -203,6 +204,12 @@ class Session:
         if self.on_finding is not None:
             self.on_finding(finding)
 
+    def relax(self, check: Check, *methods: str) -> None:
+        """From now on call these handlers of ``check`` on sampled steps only: a check whose every-step work
+        is done (it has seen what it needed of each batch) stops costing the steps in between."""
+        for m in methods:
+            self._every_step[m] = [(c, h) for c, h in self._every_step[m] if c is not check]
+
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
 
@@ -321,6 +328,8 @@ class Session:
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
+            if isinstance(module, _Loss) and not self.has_parameters(module):
+                return  # a loss module: its loss function reports every call, sampled steps show the module
             self._model_hooks[id(module)] = [module.register_forward_pre_hook(self._model_pre),
                                              module.register_forward_hook(self._model_post)]
 
