@@ -130,6 +130,7 @@ class Session:
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self.has_optimizer = False  # some optimizer has stepped (``optimizers`` without a WeakSet's len())
         self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
         self._stack: list[nn.Module] = []
@@ -483,6 +484,7 @@ class Session:
         known = self._known_optimizers.get(id(optimizer))
         if known is None or known() is not optimizer:
             self.optimizers.add(optimizer)
+            self.has_optimizer = True
             self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
         if self._active["on_step_pre"]:
             self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
