@@ -37,6 +37,15 @@ class _Located:
     def where(self, value: str | None) -> None:
         self._where = value
 
+    @property
+    def site(self) -> Any:
+        """A cheap key for the line that made the call (the calling frame's code and line), for checks that
+        tell call sites apart on every step; ``where`` is the user's line, found by walking the stack."""
+        w = self._where
+        if type(w) is FrameType:
+            return (id(w.f_code), w.f_lineno)
+        return w
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in (*self.__slots__, "where") if k != "_where")
         return f"{type(self).__name__}({fields})"

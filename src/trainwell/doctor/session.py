@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.modules import module as module_hooks
+from torch.nn.modules.loss import _Loss
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.data import dataloader as dataloader_module
 
@@ -129,6 +130,7 @@ class Session:
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self.has_optimizer = False  # some optimizer has stepped (``optimizers`` without a WeakSet's len())
         self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
         self._stack: list[nn.Module] = []
@@ -202,6 +204,12 @@ class Session:
         self.findings.append(finding)
         if self.on_finding is not None:
             self.on_finding(finding)
+
+    def relax(self, check: Check, *methods: str) -> None:
+        """From now on call these handlers of ``check`` on sampled steps only: a check whose every-step work
+        is done (it has seen what it needed of each batch) stops costing the steps in between."""
+        for m in methods:
+            self._every_step[m] = [(c, h) for c, h in self._every_step[m] if c is not check]
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
@@ -321,6 +329,8 @@ class Session:
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
+            if isinstance(module, _Loss) and not self.has_parameters(module):
+                return  # a loss module: its loss function reports every call, sampled steps show the module
             self._model_hooks[id(module)] = [module.register_forward_pre_hook(self._model_pre),
                                              module.register_forward_hook(self._model_post)]
 
@@ -474,6 +484,7 @@ class Session:
         known = self._known_optimizers.get(id(optimizer))
         if known is None or known() is not optimizer:
             self.optimizers.add(optimizer)
+            self.has_optimizer = True
             self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
         if self._active["on_step_pre"]:
             self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))

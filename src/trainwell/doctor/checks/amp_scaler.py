@@ -81,12 +81,15 @@ class Fp16WithoutGradScaler(Check):
         self.scaled = False  # an enabled scaler scaled a loss since the last backward
         self.count = 0
         self.where: str | None = None
+        self.fp16_seen: str | None = None  # a device some training forward ran under float16 autocast on
+
+    RELAX = 200  # steps without float16 autocast, after which only sampled steps are looked at
 
     def on_forward(self, ev: ForwardEvent) -> None:
         if ev.grad_enabled and not self.reported:
             device = fp16_autocast()  # (first: without autocast, one call and nothing else; this runs every step)
             if device is not None and _trains(ev.output):  # not a frozen teacher's forward
-                self.fp16_device = device
+                self.fp16_device = self.fp16_seen = device
 
     def on_call(self, ev: CallEvent) -> None:
         if ev.name == "scaler.scale" and _enabled(ev.owner):
@@ -96,6 +99,8 @@ class Fp16WithoutGradScaler(Check):
         device, scaled = self.fp16_device, self.scaled
         self.fp16_device, self.scaled = None, False
         if device is None or scaled or self.reported or not ev.tensor.requires_grad:
+            if self.fp16_seen is None and self.session.step >= self.RELAX:
+                self.session.relax(self, "on_forward", "on_backward_pre")  # no float16 autocast in this run
             return
         self.count += 1
         self.where = self.where or ev.where

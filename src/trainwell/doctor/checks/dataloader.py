@@ -22,6 +22,7 @@ from trainwell.doctor.events import BatchEvent
 
 WINDOW = 8  # batch-to-batch intervals needed before judging during the run (re-judged every JUDGE_EVERY more)
 JUDGE_EVERY = 4
+JUDGE_LATER = 32  # once 64 intervals are in: the medians over 200 move slowly
 AT_END = 4  # a run that ended with fewer intervals is judged at its end from as few as this many...
 END_AGREE = 1.0  # ...when every one of them shows the wait (with WINDOW or more, AGREE of them must)
 AGREE = 0.75
@@ -99,10 +100,11 @@ class DataLoaderBottleneck(Check):
             return
         now = time.perf_counter()
         it = ev.iterator
-        key = (ev.where, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
+        key = (ev.site, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
         s = self.streams.get(key)
         if s is None:
             s = self.streams[key] = _Stream()
+            s.where = ev.where  # (the user's line: found once per stream, it walks the stack)
         backward = self.session.backward_count
         same_iterator = it is not None and id(it) == s.last_iterator
         # An interval counts when it holds training work and stays inside one epoch's iterator.
@@ -115,8 +117,8 @@ class DataLoaderBottleneck(Check):
         if it is not None:
             s.num_workers = int(getattr(it, "_num_workers", -1))
             s.pin_memory = bool(getattr(it, "_pin_memory", False))
-        s.where = ev.where
-        if len(s.intervals) >= WINDOW and s.new >= JUDGE_EVERY:
+        # Judged often at first, so that a slow loader is named early; then every JUDGE_LATER batches.
+        if len(s.intervals) >= WINDOW and s.new >= (JUDGE_EVERY if len(s.intervals) < 64 else JUDGE_LATER):
             s.new = 0
             self._judge(s, AGREE)
 

@@ -72,13 +72,14 @@ class GraphRetained(Check):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.probes: list[tuple[int, weakref.ref[_Probe], str, str | None]] = []  # (step, probe, kind, where)
+        self.probes: list[tuple[int, weakref.ref[_Probe], str]] = []  # (step, probe, kind)
+        self.wheres: dict[str, str | None] = {}  # kind -> the line of its first probe
         self.prev = 0
 
     def _skip(self) -> bool:
         step = self.session.step
         # After the first steps, one step in EVERY is enough to see a pile grow.
-        return (step >= self.DENSE and step % self.EVERY != 0) or self.reported or len(self.probes) >= self.CAP
+        return (step % self.EVERY != 0 and step >= self.DENSE) or self.reported or len(self.probes) >= self.CAP
 
     def _track(self, t: torch.Tensor, kind: str, ev: BackwardEvent | ForwardEvent) -> None:
         if t.grad_fn is None:
@@ -91,7 +92,9 @@ class GraphRetained(Check):
             return  # already probed (a loss module's output is also the loss)
         probe = _Probe()
         meta[_KEY] = probe
-        self.probes.append((self.session.step, weakref.ref(probe), kind, ev.where))
+        if kind not in self.wheres:  # finding the line walks the stack: once per kind
+            self.wheres[kind] = ev.where
+        self.probes.append((self.session.step, weakref.ref(probe), kind))
 
     def on_backward(self, ev: BackwardEvent) -> None:
         if not self._skip() and ev.tensor.numel() == 1:
@@ -114,7 +117,7 @@ class GraphRetained(Check):
         if n >= self.MIN_STEPS and n > self.prev > 0:
             losses = [p for p in old if p[2] == "losses"]
             first = (losses or old)[0]
-            self.report(first[3], {"old_steps_with_live_graph": n, "previous_look": self.prev,
+            self.report(self.wheres.get(first[2]), {"old_steps_with_live_graph": n, "previous_look": self.prev,
                                    "live_graphs": len(old), "kept": first[2]}, count=n)
             self.probes.clear()
         self.prev = n

@@ -73,7 +73,10 @@ class LabelsOffByOne(Check):
         self.token_batch = x.shape[0] if seq and x is not None else None
 
     def on_loss(self, ev: LossEvent) -> None:
-        if self.decided or self.reported or ev.name not in ("cross_entropy", "nll_loss"):
+        if self.decided or self.reported:
+            self.session.relax(self, "on_forward", "on_loss")  # nothing left to count
+            return
+        if ev.name not in ("cross_entropy", "nll_loss"):
             return
         inp, t = ev.input, ev.target
         if not (isinstance(inp, torch.Tensor) and isinstance(t, torch.Tensor)) or t.is_floating_point():

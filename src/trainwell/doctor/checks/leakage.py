@@ -91,6 +91,9 @@ class SplitLeakage(Check):
                 "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
     }
 
+    REPEAT_ROWS = 1000  # training rows in one read-back, of which at most...
+    REPEAT_NEW = 0.01  # ...this share new means the training data repeats
+
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.hash = _Hasher()
@@ -115,6 +118,7 @@ class SplitLeakage(Check):
         self.sources: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
         self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
         self.where: str | None = None
+        self.repeats: set[int] = set()  # models whose training inputs read back lately were almost all known
 
     def on_batch(self, ev: BatchEvent) -> None:
         self.fresh_batch = id(getattr(ev.iterator, "_dataset", ev.iterator))
@@ -123,6 +127,10 @@ class SplitLeakage(Check):
         batch, self.fresh_batch = self.fresh_batch, None
         if self.reported or self.pending_rows > MAX_PENDING:
             return
+        if self.repeats and ev.grad_enabled and not self.session.sampled:
+            ref, number = self.last_model
+            if number in self.repeats and ref() is ev.module:
+                return  # its training data came round again: its samples are known, sampled steps suffice
         x = _first_batch_tensor(ev.inputs)
         if x is None or not self.session.has_parameters(ev.module):
             return
@@ -207,21 +215,30 @@ class SplitLeakage(Check):
         device = entries[0][2].device
         values = torch.cat([h.to(device) for _, _, h, _ in entries]).tolist()  # one wait for all of them
         at = 0
+        fed: dict[int, list[int]] = {}  # model -> [training rows read back, how many of them were new]
         for model, evaluation, h, _ in entries:
             n = h.shape[0]
             rows = values[at:at + n]
             at += n
             if evaluation is None:
                 seen = self.train.setdefault(model, set())
-                self.train_size -= len(seen)
+                before = len(seen)
                 seen.update(rows)
-                self.train_size += len(seen)
+                self.train_size += len(seen) - before
+                counts = fed.setdefault(model, [0, 0])
+                counts[0] += n
+                counts[1] += len(seen) - before
             else:
                 # Only samples trained on *before* this evaluation count: states a policy acts on and later
                 # learns from (reinforcement learning) or pseudo-labelled data are seen in eval mode first.
                 trained = self.train.get(model, set())
                 self.evaluated.append((model, *evaluation, rows, {r for r in rows if r in trained}))
                 self.eval_size += len(rows)
+        # A whole epoch came round again (augmented or streamed data keeps bringing new samples, and stays
+        # watched on every step): the training set is known, new evaluation inputs still are compared with it.
+        for model, (n, new) in fed.items():
+            if n >= self.REPEAT_ROWS and new <= self.REPEAT_NEW * n:
+                self.repeats.add(model)
 
     def _is_evaluation(self, model: int, i: int) -> bool:
         """Whether no_grad round ``i`` is an evaluation: several calls in a row (a validation loop), steps

@@ -87,7 +87,12 @@ class LrTooHigh(Check):
 
     def on_forward(self, ev: ForwardEvent) -> None:
         # The model's input; loss modules (no parameters) get the model's output, which may be inf.
-        if self.session.step > self.MAX_STEPS or not (ev.grad_enabled and ev.inputs):
+        if self.session.step > self.MAX_STEPS:
+            # Past the start the losses are judged no more (on_end's look needs only a recent batch and the
+            # optimizers, which sampled steps show): the steps in between cost nothing.
+            self.session.relax(self, "on_forward", "on_loss", "on_step")
+            return
+        if not (ev.grad_enabled and ev.inputs):
             return
         if self.session.has_parameters(ev.module):
             self.last_input = ev.inputs[0]
@@ -480,9 +485,11 @@ class LossNotDecreasing(Check):
         else:
             self.classes = 0
 
+    @sampled_only  # finding the line walks the stack: not every step (the first step is sampled)
     def on_backward(self, ev: BackwardEvent) -> None:
-        if self.where is None or self.session.sampled:  # finding the line walks the stack: not every step
-            self.where = ev.where
+        self.where = ev.where
+
+    RELAX = 200  # steps with one optimizer, after which only sampled steps are watched for a second one
 
     def on_step(self, ev: StepEvent) -> None:
         key = id(ev.optimizer)
@@ -490,6 +497,8 @@ class LossNotDecreasing(Check):
             self.returns += 1
         self.seen.add(key)
         self.last = key
+        if self.session.step >= self.RELAX and len(self.seen) == 1:
+            self.session.relax(self, "on_step")  # not a GAN: optimizers taking turns show from the start
 
     def on_end(self) -> None:
         s = self.session

@@ -226,6 +226,7 @@ class TrainModeMissing(Check):
         # Per model once seen in a bad state, the verdict of its last grad-enabled forward since the last
         # step: _GOOD (training mode), or (where, modules in eval mode, their trained params); None = used up.
         self.pending: weakref.WeakKeyDictionary[nn.Module, Any] = weakref.WeakKeyDictionary()
+        self.watching = False  # some model was once seen in a bad state (pending has entries: no lookups before)
         self.streak: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
         self._owned: tuple[int, set[int]] = (-1, set())
 
@@ -233,8 +234,8 @@ class TrainModeMissing(Check):
         if self.reported or not ev.grad_enabled:
             return
         model = ev.module
-        if model.training:  # the usual case: costs one attribute read
-            if model in self.pending:
+        if model.training:  # the usual case: costs two attribute reads
+            if self.watching and model in self.pending:
                 self.pending[model] = _GOOD
             return
         owned = self._owned_params()
@@ -251,11 +252,12 @@ class TrainModeMissing(Check):
                 params |= live
         if bad:
             self.pending[model] = (ev.where, bad, params)
+            self.watching = True
         elif model in self.pending:
             self.pending[model] = _GOOD
 
     def on_step(self, ev: StepEvent) -> None:
-        if self.reported or not self.pending:
+        if self.reported or not self.watching:
             return
         opt_ids = {id(p) for g in ev.optimizer.param_groups for p in g["params"]}
         for model in list(self.pending.keys()):

@@ -46,6 +46,9 @@ class DataNotShuffled(Check):
                 "# 手写循环：idx = torch.randperm(len(x)); x, y = x[idx], y[idx]"),
     }
 
+    MIXED_AFTER = 200  # batches read, after which...
+    MIXED_SHARE = 0.1  # ...fewer single-class ones than this share means the order is mixed: nothing more to see
+
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.pending: list[torch.Tensor] = []  # class targets of the losses since the last backward()
@@ -60,7 +63,10 @@ class DataNotShuffled(Check):
     # Other steps only keep a reference to the targets (no device work); the batches are read on sampled
     # steps, so that a class seen only between sampled steps still counts.
     def on_loss(self, ev: LossEvent) -> None:
-        if self.done or not torch.is_grad_enabled():
+        if self.done:
+            self.session.relax(self, "on_loss", "on_backward")
+            return
+        if not torch.is_grad_enabled():
             return
         t = _class_targets(ev)
         if t is not None and t.numel() >= MIN_BATCH:
@@ -76,6 +82,9 @@ class DataNotShuffled(Check):
             self._read()
             if len(self.batches) >= 12:
                 self._judge()
+            pure = sum(c is not None for _, c in self.batches)
+            if len(self.batches) >= self.MIXED_AFTER and pure < self.MIXED_SHARE * len(self.batches):
+                self.done = True  # batches of mixed classes: the data is shuffled (or not sorted by label)
 
     def _read(self) -> None:
         unread, self.unread = self.unread, []
