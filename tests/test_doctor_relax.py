@@ -1,0 +1,88 @@
+"""Checks that stop watching every step once they have seen what they need (``Session.relax``): they
+still run on sampled steps, and what they find does not change."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from trainwell.doctor.session import Session
+
+
+def _train(session: Session, x: torch.Tensor, y: torch.Tensor, epochs: int, *, shuffle: bool = True,
+           batch: int = 50) -> tuple[nn.Module, torch.optim.Optimizer]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(x.shape[1], 32), nn.ReLU(), nn.Linear(32, int(y.max()) + 1))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(epochs):
+        order = torch.randperm(len(y), generator=g) if shuffle else torch.arange(len(y))
+        for i in range(0, len(y), batch):
+            idx = order[i:i + batch]
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x[idx]), y[idx]).backward()
+            opt.step()
+    return model, opt  # (the optimizer too: a model whose optimizer is gone is no longer in training)
+
+
+def _handlers(session: Session, table: str, method: str) -> set[str]:
+    return {c.id for c, _ in getattr(session, table)[method]}
+
+
+def test_relaxed_handlers_leave_the_every_step_table_only() -> None:
+    torch.manual_seed(0)
+    x, y = torch.randn(2000, 8), torch.randint(0, 4, (2000,))
+    session = Session()
+    with session:
+        _train(session, x, y, epochs=6)  # 240 steps: past lr-too-high's start and the other relax points
+        session.end()
+    assert session.internal_errors == []
+    every, sampled = _handlers(session, "_every_step", "on_forward"), _handlers(session, "_handlers", "on_forward")
+    assert "lr-too-high" not in every and "lr-too-high" in sampled
+    assert "labels-off-by-one" not in _handlers(session, "_every_step", "on_loss")
+    assert "data-not-shuffled" not in _handlers(session, "_every_step", "on_loss")
+    assert "data-not-shuffled" in _handlers(session, "_handlers", "on_loss")
+    assert "nonfinite-input" in every  # a NaN can come in any batch: watched on every step still
+    assert not [f for f in session.findings if f.severity in ("error", "warning")]
+
+
+def test_split_leakage_still_found_once_the_training_data_repeats() -> None:
+    """After an epoch has come round again, training inputs are fingerprinted on sampled steps only; the
+    training set is known by then, so an evaluation on training samples at the very end is still found."""
+    torch.manual_seed(0)
+    x, y = torch.randn(2000, 8), torch.randint(0, 4, (2000,))
+    session = Session(checks=["split-leakage"])
+    with session:
+        model, _opt = _train(session, x, y, epochs=6)
+        check = session.checks[0]
+        assert check.repeats, "the training data came round again: only sampled steps look at it now"
+        with torch.no_grad():
+            for i in range(0, 400, 100):
+                model(x[i:i + 100])  # "validation" that is the first 400 training samples
+        session.end()
+    assert [f.id for f in session.findings] == ["split-leakage"]
+
+
+def test_split_leakage_quiet_on_held_out_data_after_the_training_data_repeats() -> None:
+    torch.manual_seed(0)
+    x, y = torch.randn(2400, 8), torch.randint(0, 4, (2400,))
+    session = Session(checks=["split-leakage"])
+    with session:
+        model, _opt = _train(session, x[:2000], y[:2000], epochs=6)
+        with torch.no_grad():
+            for i in range(2000, 2400, 100):
+                model(x[i:i + 100])
+        session.end()
+    assert session.findings == []
+
+
+def test_data_not_shuffled_still_found_in_a_long_run() -> None:
+    """Sorted data never gives mixed batches, so the check keeps watching and reports."""
+    torch.manual_seed(0)
+    y = torch.arange(4).repeat_interleave(500)
+    x = torch.randn(2000, 8) + y[:, None].float()
+    session = Session(checks=["data-not-shuffled"])
+    with session:
+        _train(session, x, y, epochs=6, shuffle=False)
+        session.end()
+    assert [f.id for f in session.findings] == ["data-not-shuffled"]
