@@ -28,7 +28,7 @@ class ExplodingGradients(Check):
     id = "exploding-gradients"
     severity = "error"
     summary = ("the gradient norm grows a thousandfold (or to inf/NaN) during training, or a too-large init makes "
-               "the first loss and updates huge")
+               "the first loss and updates huge and the run never recovers")
     text = {
         "en": Text(
             title="Exploding gradients: {headline}",

@@ -245,7 +245,7 @@ class LrTooLow(Check):
     id = "lr-too-low"
     severity = "warning"
     summary = ("each optimizer step changes the weights by a tiny fraction of their size, or the loss sits at its "
-               "start for the first quarter of a run at a small learning rate; the loss barely moves")
+               "start for the first quarter of a run at a small learning rate and is still falling at the end")
     text = {
         "en": Text(
             title="The learning rate {lr} is too low: {headline}",
