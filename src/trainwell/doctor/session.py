@@ -131,6 +131,7 @@ class Session:
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
         self.has_optimizer = False  # some optimizer has stepped (``optimizers`` without a WeakSet's len())
+        self.optimizer_count = 0  # optimizers seen so far (one that is freed still counts)
         self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
         self._stack: list[nn.Module] = []
@@ -485,6 +486,7 @@ class Session:
         if known is None or known() is not optimizer:
             self.optimizers.add(optimizer)
             self.has_optimizer = True
+            self.optimizer_count += 1
             self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
         if self._active["on_step_pre"]:
             self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))

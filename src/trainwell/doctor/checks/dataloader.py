@@ -114,7 +114,7 @@ class DataLoaderBottleneck(Check):
             s.items.append(_batch_size(ev.batch))
             s.new += 1
         s.last_time, s.last_iterator, s.last_backward = now, id(it) if it is not None else 0, backward
-        if it is not None:
+        if it is not None and not same_iterator:  # (an iterator's settings are fixed: read once per epoch)
             s.num_workers = int(getattr(it, "_num_workers", -1))
             s.pin_memory = bool(getattr(it, "_pin_memory", False))
         # Judged often at first, so that a slow loader is named early; then every JUDGE_LATER batches.

@@ -61,7 +61,7 @@ class ShapeMismatch(ErrorCheck):
         # Two attribute reads per model call: enough to tell later whether the model changed the batch size.
         x, out = (ev.inputs[0] if ev.inputs else None), ev.output
         if isinstance(x, torch.Tensor) and isinstance(out, torch.Tensor) and x.ndim and out.ndim:
-            self.last_forward = (x.shape[0], tuple(out.shape))
+            self.last_forward = (x.shape[0], out.shape)  # (torch.Size is a tuple: no copy)
         if not ev.leaf_calls and not isinstance(ev.module, nn.RNNBase):
             return  # the usual call on a step not sampled: nothing for watch() to see
         for module, inp, _ in ((ev.module, x, out), *ev.leaf_calls):  # leaf calls: sampled steps and first calls

@@ -181,6 +181,7 @@ class ExplodingGradients(Check):
                                  f"{moved:.0%}，而且训练再也没有恢复：最后四分之一的平均损失为 {end:.4g}，"
                                  f"是随机猜测的 {end / chance:.0%}。"))
 
+    @sampled_only  # the step's own backward() comes before its sampled step()
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
         if self.blowup is None or self.reported or self.session.step > self.FIRST_STEPS:
@@ -283,6 +284,7 @@ class VanishingGradients(Check):
                 self.order[ev.module] = weights
                 self.where[ev.module] = ev.where
 
+    @sampled_only  # the step's own backward() comes before its sampled step()
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
 

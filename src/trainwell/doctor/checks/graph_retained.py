@@ -64,7 +64,9 @@ class GraphRetained(Check):
                     "preds.append(output)）会让内存不断增长，直到训练变慢或内存耗尽。",
             fix="只保存数值或 detach 之后的张量：history.append(loss.item())  # 或 output.detach()"),
     }
-    EVERY = 4  # look every few optimizer steps
+    EVERY = 4  # look every few optimizer steps...
+    EVERY_LATER = 16  # ...and fewer after LATER steps (a pile that grows by one graph a step shows either way)
+    LATER = 500
     AGE = 2  # only graphs from at least this many steps ago count
     MIN_STEPS = 8  # old steps with a live graph before reporting
     CAP = 512  # probes tracked at most
@@ -79,7 +81,8 @@ class GraphRetained(Check):
     def _skip(self) -> bool:
         step = self.session.step
         # After the first steps, one step in EVERY is enough to see a pile grow.
-        return (step % self.EVERY != 0 and step >= self.DENSE) or self.reported or len(self.probes) >= self.CAP
+        return ((step % self.EVERY != 0 and step >= self.DENSE) or (step % self.EVERY_LATER != 0 and step >= self.LATER)
+                or self.reported or len(self.probes) >= self.CAP)
 
     def _track(self, t: torch.Tensor, kind: str, ev: BackwardEvent | ForwardEvent) -> None:
         if t.grad_fn is None:
@@ -108,7 +111,7 @@ class GraphRetained(Check):
 
     def on_step(self, ev: StepEvent) -> None:
         step = self.session.step
-        if self.reported or step % self.EVERY:
+        if self.reported or step % (self.EVERY if step < self.LATER else self.EVERY_LATER):
             return
         self.probes = [p for p in self.probes if p[1]() is not None]
         old = [p for p in self.probes if p[0] <= step - self.AGE]

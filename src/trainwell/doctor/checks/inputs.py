@@ -89,7 +89,7 @@ class NonfiniteInput(Check):
         if not (self.session.sampled or self.armed):
             if not self.on_purpose:  # noted on the device; read on the next sampled step, so no step waits
                 for x in data:
-                    size = x.numel() * x.element_size()
+                    size = x.nbytes
                     # (An inference-mode tensor has no version to tell a later change by: summed at once.)
                     if self.at_once or self.kept_bytes + size > self.KEEP_BYTES or x.is_inference():
                         self._note(x.sum(dtype=torch.float32))  # (data needs no detach: no graph, no grad)

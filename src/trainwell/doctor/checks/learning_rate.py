@@ -275,6 +275,7 @@ class LrTooLow(Check):
         self.where: str | None = None
         self.backward_since_step = False
 
+    @sampled_only  # the step's own backward() comes before its sampled step()
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
 
@@ -478,6 +479,7 @@ class LossNotDecreasing(Check):
         self.last = 0
         self.returns = 0  # steps that went back to an optimizer used before another one: GAN-style training
 
+    @sampled_only  # the loss a run trains with does not change: sampled steps (the first is one) show it
     def on_loss(self, ev: LossEvent) -> None:
         x = ev.input
         if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:

@@ -101,6 +101,7 @@ class ParamsNotUpdating(Check):
         super().__init__(session)
         self.snaps: weakref.WeakKeyDictionary[Optimizer, list[tuple[torch.Tensor, torch.Tensor]]] = \
             weakref.WeakKeyDictionary()
+        self.snapped = 0  # optimizers with a snapshot in snaps (an optimizer freed with one is still counted)
         self.streaks: weakref.WeakKeyDictionary[Optimizer, int] = weakref.WeakKeyDictionary()
         self.moved: weakref.WeakSet[Optimizer] = weakref.WeakSet()  # optimizers whose weights changed at least once
         # Comparisons made on the device and not read yet (read on sampled steps: other steps never wait).
@@ -129,7 +130,8 @@ class ParamsNotUpdating(Check):
         if self.reported:
             return
         opt = ev.optimizer
-        snap = self.snaps.pop(opt, None)
+        snap = self.snaps.pop(opt, None) if self.snapped else None  # (no weak-reference lookup on most steps)
+        self.snapped -= snap is not None
         if snap:
             # Compared at this optimizer's next step, so weights reloaded after step() count too.
             self.unread[opt] = ([(p.detach() == old).all() for p, old in snap], sorted({str(p.dtype) for p, _ in snap}))
@@ -138,6 +140,7 @@ class ParamsNotUpdating(Check):
             self._read(opt)
             if self.reported:
                 return
+            self.snapped += opt not in self.snaps
             self.snaps[opt] = self._snapshot(opt)
 
     def on_end(self) -> None:

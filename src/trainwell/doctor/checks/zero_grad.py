@@ -10,6 +10,7 @@ the weights of the loss's graph changed since the last backward() and still carr
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 
 import torch
 
@@ -59,8 +60,20 @@ class ZeroGradMissing(Check):
         # values backward() left them with, to tell whether the loop changed them since.
         self.leaves: list[torch.Tensor] = []
         self.snapshots: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
+        # The first watched parameter of the first optimizer, when it was found with its .grad set to None.
+        # Valid while no new optimizer has appeared (session.optimizer_count): a new model (k-fold) is looked up.
+        self.cleared: Callable[[], torch.Tensor | None] = lambda: None
+        self.cleared_at = -1
 
     def on_backward_pre(self, ev: BackwardEvent) -> None:
+        if self.stepped_since_backward:
+            # The usual step: the parameter found cleared last time is cleared again (zero_grad(set_to_none=
+            # True)): two attribute reads, no optimizer lookups.
+            first = self.cleared() if self.cleared_at == self.session.optimizer_count else None
+            if first is not None and first.grad is None:
+                self.stepped_since_backward = False
+                self.streak = 0
+                return
         optimizers = self.session.live_optimizers()
         if not optimizers:
             self._manual_update(ev)
@@ -74,6 +87,8 @@ class ZeroGradMissing(Check):
             for p in watched:  # (grad_is_clear, inlined: this runs every step)
                 if p.grad is None or not bool(p.grad.any()):
                     self.streak = 0  # cleared since the last backward: the usual case
+                    if p is watched[0] and opt is optimizers[0]:
+                        self.cleared, self.cleared_at = weakref.ref(p), self.session.optimizer_count
                     return
             params += watched
         # Only tensors this loss still uses count: an old optimizer's tensors keep stale gradients when the
