@@ -198,3 +198,23 @@ def test_fit_leaves_the_callers_thread_count_alone_unless_asked() -> None:
         assert torch.get_num_threads() == 1  # the user's torch.set_num_threads(1) still holds
     finally:
         torch.set_num_threads(before)
+
+
+def test_fit_gives_tensors_in_memory_no_worker_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A torch TensorDataset handed to fit() is in memory like TensorData: a worker would only copy it
+    (and fork the process every epoch); data that is not tensors in memory still gets workers."""
+    from trainwell.data import loading
+
+    monkeypatch.setattr("trainwell.machine.this_machine", lambda: Machine(cores=4))
+    tensors = torch.utils.data.TensorDataset(torch.zeros(8, 2), torch.zeros(8, dtype=torch.long))
+    assert loading.default_workers(tensors, None) == 0
+    assert loading.default_workers(tensors, 2) == 2  # asked for: given
+
+    class Files(torch.utils.data.Dataset):  # stands for data read item by item
+        def __len__(self) -> int:
+            return 8
+
+        def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
+            return torch.zeros(2), 0
+
+    assert loading.default_workers(Files(), None) > 0

@@ -48,11 +48,14 @@ def _seed_worker(worker_id: int) -> None:
 
 
 def default_workers(dataset: Dataset, requested: int | None) -> int:
-    """``requested``, or the machine's default for this data (0 in memory; see ``trainwell.machine``)."""
+    """``requested``, or the machine's default for this data (0 in memory: trainwell's ``TensorData`` and
+    torch's ``TensorDataset``, whose items are tensors already loaded; see ``trainwell.machine``)."""
+    from torch.utils.data import TensorDataset
+
     from trainwell.machine import loader_defaults, this_machine
 
-    return int(loader_defaults(this_machine(), in_memory=isinstance(dataset, TensorData), cuda=False,
-                               workers=requested)["num_workers"])
+    in_memory = isinstance(dataset, (TensorData, TensorDataset))
+    return int(loader_defaults(this_machine(), in_memory=in_memory, cuda=False, workers=requested)["num_workers"])
 
 
 class EpochBatchSampler(Protocol):
