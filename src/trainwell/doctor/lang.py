@@ -18,3 +18,8 @@ def detect_lang(requested: str | None = None) -> str:
     except ValueError:
         loc = ""
     return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def pick(lang: str, en: str, zh: str) -> str:
+    """The text in the finding's language: for parts of a message that a check composes itself."""
+    return zh if lang == "zh" else en

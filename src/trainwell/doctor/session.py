@@ -118,6 +118,7 @@ class Session:
             for m in dir(Check) if m.startswith("on_")}
         self._every_step = {m: [(c, h) for c, h in hs if acts_every_step(type(c), m)]
                             for m, hs in self._handlers.items()}
+        self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
         self._active = self._handlers  # the table for this step: _handlers on sampled steps, else _every_step
         # What the run looks like so far.
@@ -130,8 +131,7 @@ class Session:
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
-        self.has_optimizer = False  # some optimizer has stepped (``optimizers`` without a WeakSet's len())
-        self.optimizer_count = 0  # optimizers seen so far (one that is freed still counts)
+        self.optimizer_count = 0  # optimizers that have stepped so far (one freed since still counts; no WeakSet len())
         self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
         self._stack: list[nn.Module] = []
@@ -210,7 +210,9 @@ class Session:
         """From now on call these handlers of ``check`` on sampled steps only: a check whose every-step work
         is done (it has seen what it needed of each batch) stops costing the steps in between."""
         for m in methods:
-            self._every_step[m] = [(c, h) for c, h in self._every_step[m] if c is not check]
+            if (id(check), m) not in self._relaxed:  # (asked again on every sampled step after: nothing to do)
+                self._relaxed.add((id(check), m))
+                self._every_step[m] = [(c, h) for c, h in self._every_step[m] if c is not check]
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
@@ -485,7 +487,6 @@ class Session:
         known = self._known_optimizers.get(id(optimizer))
         if known is None or known() is not optimizer:
             self.optimizers.add(optimizer)
-            self.has_optimizer = True
             self.optimizer_count += 1
             self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
         if self._active["on_step_pre"]:

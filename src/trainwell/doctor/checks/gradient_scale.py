@@ -16,8 +16,9 @@ from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_norm, optimizer_params, watched_optimizer_params
-from trainwell.doctor.checks.learning_rate import stalled_loss
+from trainwell.doctor.checks.learning_rate import loss_classes, stalled_loss
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
+from trainwell.doctor.lang import pick
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -86,9 +87,7 @@ class ExplodingGradients(Check):
     @sampled_only
     def on_loss(self, ev: LossEvent) -> None:
         if self.session.step == 0 and self.session.backward_count == 0 and not self.classes:
-            x = ev.input
-            if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
-                self.classes = int(x.shape[1])
+            self.classes = loss_classes(ev)
 
     @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
@@ -165,9 +164,9 @@ class ExplodingGradients(Check):
         lang = s.lang
         self.report(where, {"first_loss": first, "chance_loss": chance, "first_grad_norm": self.first_norm,
                             "median_early_update_ratio": moved, "last_quarter_loss": end},
-                    headline=_words(lang, f"the first loss was {first:.4g}, {first / chance:.0f}x what guessing "
+                    headline=pick(lang, f"the first loss was {first:.4g}, {first / chance:.0f}x what guessing "
                                           f"scores", f"第一个损失是 {first:.4g}，是随机猜测的 {first / chance:.0f} 倍"),
-                    story=_words(lang,
+                    story=pick(lang,
                                  f"The first cross-entropy loss was {first:.4g}, against ln({self.classes}) = "
                                  f"{chance:.3g} for a model that gives every class the same probability: the "
                                  f"outputs start tens of units large, so the activations grow layer by layer, "
@@ -194,9 +193,9 @@ class ExplodingGradients(Check):
             size_en, size_zh = ((f"{ratio:.3g} times their own size", f"其自身大小的 {ratio:.3g} 倍") if math.isfinite(ratio)
                                 else ("into inf/NaN", "成了 inf/NaN"))
             self.report(where, {"grad_norm": norm, "update_ratio": ratio, "step": step + 1, "loss": str(losses[-1])},
-                        headline=_words(self.session.lang, f"one update changed the weights {size_en}",
+                        headline=pick(self.session.lang, f"one update changed the weights {size_en}",
                                         f"一次更新把权重变{size_zh}"),
-                        story=_words(self.session.lang,
+                        story=pick(self.session.lang,
                                      f"At step {step + 1} optimizer.step() applied a gradient of norm {norm:.4g}, which "
                                      f"changed the weights {size_en}, and the very next loss was {losses[-1]} although "
                                      f"the data is finite.",
@@ -206,9 +205,9 @@ class ExplodingGradients(Check):
     def fire(self, ev: StepEvent, norm: float, base: float) -> None:
         step, lang = self.session.step, self.session.lang
         self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "growth": norm / base, "step": step},
-                    headline=_words(lang, f"the gradient norm jumped from {base:.4g} to {norm:.4g}",
+                    headline=pick(lang, f"the gradient norm jumped from {base:.4g} to {norm:.4g}",
                                     f"梯度范数从 {base:.4g} 猛增到 {norm:.4g}"),
-                    story=_words(lang, f"At step {step} the total gradient norm that optimizer.step() was about to "
+                    story=pick(lang, f"At step {step} the total gradient norm that optimizer.step() was about to "
                                        f"apply was {norm:.4g}, against {base:.4g} in the first steps, while the loss "
                                        f"was still finite.",
                                  f"第 {step} 步时，optimizer.step() 将要使用的梯度总范数为 {norm:.4g}，而最初几步只有 "
@@ -218,10 +217,6 @@ class ExplodingGradients(Check):
 def _moved(before: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
     """||w - w_before|| / ||w_before|| of each (parameter, its copy before the step)."""
     return [float((p.detach() - old).float().norm()) / max(float(old.float().norm()), 1e-12) for p, old in before]
-
-
-def _words(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
 
 
 def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -> list[torch.Tensor]:

@@ -15,6 +15,7 @@ import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
+from trainwell.doctor.lang import pick
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -31,6 +32,14 @@ def current_lr(optimizer: torch.optim.Optimizer) -> float:
 def optimizer_call(optimizer: torch.optim.Optimizer, lr: float) -> str:
     """``torch.optim.Adam(model.parameters(), lr=0.001)`` for the fix line."""
     return f"torch.optim.{type(optimizer).__name__}(model.parameters(), lr={lr:.2g})"
+
+
+def loss_classes(ev: LossEvent) -> int:
+    """C, the number of classes, of a cross-entropy / NLL loss on (N, C, ...) scores; 0 for any other loss."""
+    x = ev.input
+    if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
+        return int(x.shape[1])
+    return 0
 
 
 def all_finite(x: Any) -> bool:
@@ -190,9 +199,6 @@ class LrTooHigh(Check):
                     call=optimizer_call(self.opt, lr / 10))
 
 
-STALLED_SHARE = 0.9  # a last quarter's loss above this share of the first quarter's: the run barely got anywhere
-
-
 def stalled_loss(losses: list[float], share: float) -> tuple[float, float] | None:
     """(start, end): the mean loss of the run's first and last quarter, when the end is still above ``share``
     of the start (training barely got anywhere), else None. Runs too short or not finite are not judged."""
@@ -281,9 +287,7 @@ class LrTooLow(Check):
 
     @sampled_only  # the number of classes does not change: sampled steps (the first is one) are enough
     def on_loss(self, ev: LossEvent) -> None:
-        x = ev.input
-        if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
-            self.classes = int(x.shape[1])
+        self.classes = loss_classes(ev) or self.classes
 
     @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
@@ -341,8 +345,8 @@ class LrTooLow(Check):
                 self.report(self.where, {"median_update_ratio": ratio, "lr": lr,
                                          "samples": len(ratios), "loss_start": start, "loss_end": end},
                             lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
-                            headline=_words(s.lang, "the weights barely move", "权重几乎不动"),
-                            story=_words(
+                            headline=pick(s.lang, "the weights barely move", "权重几乎不动"),
+                            story=pick(
                                 s.lang,
                                 f"On {len(ratios)} checked steps, optimizer.step() changed the weight matrices by "
                                 f"only {ratio:.3g} of their size (median; healthy training changes them by about "
@@ -391,49 +395,41 @@ class LrTooLow(Check):
         se = math.sqrt((statistics.pvariance(q1) + statistics.pvariance(q4)) / w)
         chance = math.log(self.classes) if self.classes >= 2 else 0.0
         crawl = (lr <= self.VERY_LOW_LR * _usual_lr(opt) and chance > 0 and m4 >= self.NEAR_CHANCE * chance
-                 and m4 >= STALLED_SHARE * m1 and m1 - m4 > 2 * se)
-        if crawl and not steep:
-            self.report(self.where, {"lr": lr, "loss_start": start, "first_quarter_loss": m1,
-                                     "last_quarter_loss": m4, "chance_loss": chance, "steps": s.step},
-                        lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
-                        headline=_words(s.lang, "the loss crawls", "损失下降得极慢"),
-                        story=_words(
-                            s.lang,
-                            f"Over {s.step} steps the loss went only from {m1:.4g} (first quarter of the run) to "
-                            f"{m4:.4g} (last quarter): falling steadily, but still near ln({self.classes}) = "
-                            f"{chance:.3g}, what a model that guesses scores. The learning rate is "
-                            f"{_usual_lr(opt) / lr:.0f}x below the usual {_usual_lr(opt):g} for "
-                            f"{type(opt).__name__}.",
-                            f"{s.step} 步下来，损失只从 {m1:.4g}（前四分之一）降到 {m4:.4g}（最后四分之一）：一直在降，"
-                            f"但仍接近 ln({self.classes}) = {chance:.3g}，也就是随机猜测的水平。学习率比 "
-                            f"{type(opt).__name__} 常用的 {_usual_lr(opt):g} 小了 {_usual_lr(opt) / lr:.0f} 倍。"))
+                 and m4 >= self.STALLED * m1 and m1 - m4 > 2 * se)
+        usual = _usual_lr(opt)
+        evidence = {"lr": lr, "loss_start": start, "first_quarter_loss": m1, "third_quarter_loss": m3,
+                    "last_quarter_loss": m4, "steps": s.step}
+        if steep:
+            headline = pick(s.lang, "the loss was still sliding down when the run ended", "训练结束时损失仍在缓慢下降")
+            story = pick(
+                s.lang,
+                f"Over the first quarter of the run ({w} losses) the loss averaged {m1:.4g}, still {m1 / start:.0%} "
+                f"of where it started ({start:.4g}); it then fell slowly, and was still falling at the end ({m3:.4g} "
+                f"in the third quarter, {m4:.4g} in the last), after {s.step} steps. The steps are too small for a "
+                f"run this long.",
+                f"训练的前四分之一（{w} 个损失）里损失平均为 {m1:.4g}，仍是起点（{start:.4g}）的 {m1 / start:.0%}；"
+                f"之后缓慢下降，{s.step} 步结束时仍在下降（第三个四分之一为 {m3:.4g}，最后四分之一为 {m4:.4g}）。"
+                f"对这么长的训练来说，每一步都太小了。")
+        elif crawl:
+            evidence["chance_loss"] = chance
+            headline = pick(s.lang, "the loss crawls", "损失下降得极慢")
+            story = pick(
+                s.lang,
+                f"Over {s.step} steps the loss went only from {m1:.4g} (first quarter of the run) to {m4:.4g} (last "
+                f"quarter): falling steadily, but still near ln({self.classes}) = {chance:.3g}, what a model that "
+                f"guesses scores. The learning rate is {usual / lr:.0f}x below the usual {usual:g} for "
+                f"{type(opt).__name__}.",
+                f"{s.step} 步下来，损失只从 {m1:.4g}（前四分之一）降到 {m4:.4g}（最后四分之一）：一直在降，但仍接近 "
+                f"ln({self.classes}) = {chance:.3g}，也就是随机猜测的水平。学习率比 {type(opt).__name__} 常用的 "
+                f"{usual:g} 小了 {usual / lr:.0f} 倍。")
+        else:
             return
-        if not steep:
-            return
-        self.report(self.where, {"lr": lr, "loss_start": start, "first_quarter_loss": m1, "third_quarter_loss": m3,
-                                 "last_quarter_loss": m4, "steps": s.step},
-                    lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
-                    headline=_words(s.lang, "the loss was still sliding down when the run ended",
-                                    "训练结束时损失仍在缓慢下降"),
-                    story=_words(
-                        s.lang,
-                        f"Over the first quarter of the run ({w} losses) the loss averaged {m1:.4g}, still "
-                        f"{m1 / start:.0%} of where it started ({start:.4g}); it then fell slowly, and was still "
-                        f"falling at the end ({m3:.4g} in the third quarter, {m4:.4g} in the last), after {s.step} "
-                        f"steps. The steps are too small for a run this long.",
-                        f"训练的前四分之一（{w} 个损失）里损失平均为 {m1:.4g}，仍是起点（{start:.4g}）的 "
-                        f"{m1 / start:.0%}；之后缓慢下降，{s.step} 步结束时仍在下降（第三个四分之一为 {m3:.4g}，"
-                        f"最后四分之一为 {m4:.4g}）。对这么长的训练来说，每一步都太小了。"))
-
+        self.report(self.where, evidence, lr=lr, call=optimizer_call(opt, usual), headline=headline, story=story)
 
 
 def _usual_lr(optimizer: torch.optim.Optimizer) -> float:
     """The learning rate most setups start from: 1e-3 for Adam-like optimizers, 1e-2 for SGD."""
     return 1e-3 if isinstance(optimizer, _ADAPTIVE) else 1e-2
-
-
-def _words(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
 
 
 def _frozen(losses: list[float]) -> bool:
@@ -481,11 +477,7 @@ class LossNotDecreasing(Check):
 
     @sampled_only  # the loss a run trains with does not change: sampled steps (the first is one) show it
     def on_loss(self, ev: LossEvent) -> None:
-        x = ev.input
-        if ev.name in ("cross_entropy", "nll_loss") and isinstance(x, torch.Tensor) and x.ndim >= 2:
-            self.classes = int(x.shape[1])
-        else:
-            self.classes = 0
+        self.classes = loss_classes(ev)
 
     @sampled_only  # finding the line walks the stack: not every step (the first step is sampled)
     def on_backward(self, ev: BackwardEvent) -> None:

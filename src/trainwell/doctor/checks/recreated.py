@@ -25,6 +25,7 @@ from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params
 from trainwell.doctor.checks.zero_grad import _graph_leaves
 from trainwell.doctor.events import BackwardEvent, StepEvent
+from trainwell.doctor.lang import pick
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -154,4 +155,4 @@ class ParamsRecreated(Check):
                             f"优化器更新的是旧张量，模型用的却是新的、未训练的张量。"))
 
     def _words(self, en: str, zh: str) -> str:
-        return zh if self.session.lang == "zh" else en
+        return pick(self.session.lang, en, zh)

@@ -122,7 +122,7 @@ class ZeroGradMissing(Check):
                 self.streak = 0
 
     def on_backward(self, ev: BackwardEvent) -> None:
-        if self.session.has_optimizer or self.reported:
+        if self.session.optimizer_count or self.reported:
             self.snapshots.clear()
             return
         self.snapshots = {id(p): (weakref.ref(p), p.detach().clone()) for p in self.leaves}
