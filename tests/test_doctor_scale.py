@@ -220,3 +220,85 @@ def test_two_processes_give_one_merged_report(tmp_path: Path, launcher: str) -> 
     assert done.stdout.count("epoch 1:") == 1  # the script's own output: rank 0 prints it
     report = json.loads((tmp_path / "doctor.json").read_text())
     assert [(f["id"], f["ranks"]) for f in report["findings"]] == [("ddp-data-not-sharded", [0, 1])]
+
+
+@pytest.mark.slow
+def test_two_machines_report_to_rank_0_through_the_agents_store(tmp_path: Path) -> None:
+    """Two torchrun agents with one worker each (c10d rendezvous on 127.0.0.1), each with its own temporary
+    folder as on two machines: rank 1's record reaches rank 0 through the agents' store, and the one report says
+    that both ranks read the same data."""
+    import socket
+
+    script = str(Path(__file__).parent / "doctor_cases" / "ddp-data-not-sharded" / "buggy.py")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = []
+    for node in range(2):
+        (tmp_path / f"tmp{node}").mkdir()
+        env = {**_env(), "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path / f"tmp{node}")}
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node", "1",
+               "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", "doctor2",
+               "-m", "trainwell", "doctor", "run", "--lang", "en", "--json", f"doctor{node}.json", script]
+        procs.append(subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True))
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-2000:] for o in outs)
+    reports = [json.loads(path.read_text()) for path in sorted(tmp_path.glob("doctor*.json"))]
+    assert len(reports) == 1, "only rank 0 writes the merged report"
+    assert [(f["id"], f["ranks"]) for f in reports[0]["findings"]] == [("ddp-data-not-sharded", [0, 1])]
+    assert reports[0]["missing_ranks"] == []
+    assert sum(o.count("trainwell doctor found: 1") for o in outs) == 1
+
+
+def test_ranks_on_other_machines_without_a_store_are_named_as_such() -> None:
+    from rich.console import Console
+
+    from trainwell.cli.doctor_ranks import show
+
+    record = {"rank": 0, "world_size": 2, "exit_code": 0, "internal_errors": [], "findings": [], "facts": {}}
+    console = Console(record=True, width=300)
+    assert show({0: record}, 2, "en", None, "train.py", console, unreachable=1) == 0
+    text = console.export_text()
+    assert "no report from rank 1: the group spans several machines" in text and "failed or was stopped" not in text
+
+
+def _rows_loader(first_hash: str, rows: list[int], size: int) -> list[dict[str, Any]]:
+    return [{"order": 0, "hash": first_hash, "trained": True, "sampler": "RandomSampler", "where": "train.py:3",
+             "size": size, "rows": rows}]
+
+
+@pytest.mark.parametrize(("rank1_rows", "found"), [
+    (list(range(1000)), True),  # a whole epoch of the same 1,000 rows, in another order
+    (list(range(1000, 2000)), False),  # the other half: a DistributedSampler's share
+    (list(range(995, 1995)), False),  # a few rows in common (padding): not a finding
+    (list(range(300)) + list(range(2000, 2700)), True),  # 30 % shared while rank 0 read half the data
+])
+def test_the_same_rows_in_another_order_are_found(rank1_rows: list[int], found: bool) -> None:
+    """Ranks that shuffle with seeds of their own give different first batches; their rows still overlap."""
+    from trainwell.doctor.checks.ddp_sampler import DataNotSharded
+
+    verdict = DataNotSharded.judge({0: _rows_loader("a", list(range(1000)), 2000),
+                                    1: _rows_loader("b", rank1_rows, 2000)}, 2)
+    assert (verdict is not None) == found
+    if verdict is not None:
+        assert verdict.ranks == [0, 1] and "rank 1" in verdict.values["seen"]["en"]
+
+
+def test_rows_that_repeat_within_a_rank_are_not_compared() -> None:
+    from trainwell.doctor.checks.ddp_sampler import DataNotSharded
+
+    repeated = [i % 100 for i in range(1000)]  # a table of 100 distinct rows, read ten times
+    assert DataNotSharded.judge({0: _rows_loader("a", repeated, 1000), 1: _rows_loader("b", repeated, 1000)}, 2) is None
+
+
+def test_row_signatures_match_across_copies_and_differ_between_rows() -> None:
+    from trainwell.doctor.checks.ddp_sampler import row_signatures
+
+    x = torch.randn(64, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    state = torch.random.get_rng_state()
+    first = row_signatures((x, torch.zeros(64)))
+    assert torch.equal(state, torch.random.get_rng_state())  # the script's generator is never drawn from
+    assert first == row_signatures([x.clone()[torch.arange(64)]]) and len(set(first or [])) == 64
+    assert row_signatures({"pixels": x[:5]}) == (first or [])[:5]
+    assert row_signatures(torch.tensor(3.0)) is None

@@ -51,7 +51,8 @@ def launch(args: argparse.Namespace, lang: str, json_path: str | None, console: 
 
 def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console: Any) -> int:
     """One worker: run the script under the doctor, write this rank's record; rank 0 of a plain torchrun merges."""
-    from trainwell.doctor.ranks import ENV_DIR, read_records, record, shared_folder, write_record
+    from trainwell.doctor.ranks import ENV_DIR, agent_store, put_record, read_records, record, shared_folder
+    from trainwell.doctor.ranks import take_records, write_record
     from trainwell.doctor.runner import run_script, script_path
     from trainwell.doctor.session import Session
     from trainwell.machine import env_rank, world_size_from_env
@@ -61,20 +62,28 @@ def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console
     session = Session(lang=lang, debug=args.debug)
     session.cross_rank = True
     code = run_script(script, list(args.args), session)
+    wait_s = WAIT_FAILED_S if code else WAIT_S
+    store = agent_store()
+    if store is not None:  # plain torchrun: the agents' store reaches every machine of the group
+        put_record(store, record(session, code, rank, world))
+        if rank == 0:
+            show(take_records(store, world, wait_s=wait_s), world, lang, json_path, str(args.script), console)
+        return code
     folder = shared_folder()
     write_record(folder, record(session, code, rank, world))
     if ENV_DIR in os.environ or rank != 0:
         return code
     here = int(os.environ.get("LOCAL_WORLD_SIZE", world))  # the ranks whose records reach this machine's folder
-    records = read_records(folder, world, wait_s=WAIT_FAILED_S if code else WAIT_S, expect=here)
+    records = read_records(folder, world, wait_s=wait_s, expect=here)
     shutil.rmtree(folder, ignore_errors=True)
-    show(records, world, lang, json_path, str(args.script), console)
+    show(records, world, lang, json_path, str(args.script), console, unreachable=world - here)
     return code
 
 
 def show(records: dict[int, dict[str, Any]], world: int, lang: str, json_path: str | None, script: str,
-         console: Any) -> int:
-    """Print the merged report once (and write it as JSON); the exit code: the first failed rank's, else 0."""
+         console: Any, unreachable: int = 0) -> int:
+    """Print the merged report once (and write it as JSON); the exit code: the first failed rank's, else 0.
+    ``unreachable``: how many ranks run on other machines whose records could not reach this one."""
     from rich.markup import escape
 
     from trainwell.doctor.ranks import merge
@@ -87,7 +96,15 @@ def show(records: dict[int, dict[str, Any]], world: int, lang: str, json_path: s
             print_finding(finding, console, lang, world)
         for line in merged.internal_errors:
             console.print(f"[yellow]trainwell doctor: {escape(line)}[/]", soft_wrap=True, highlight=False)
-        if merged.missing_ranks:
+        if merged.missing_ranks and unreachable:
+            listed = ", ".join(map(str, merged.missing_ranks))
+            console.print(f"[yellow]trainwell doctor: no report from rank {listed}: the group spans several "
+                          "machines and torchrun's agents hosted no store (TORCHELASTIC_USE_AGENT_STORE is not True), "
+                          "so only this machine's ranks could report here[/]" if lang != "zh" else
+                          f"[yellow]trainwell doctor：进程 {listed} 没有报告：这组进程跨多台机器，而 torchrun 的 agent 没有"
+                          "提供键值存储（TORCHELASTIC_USE_AGENT_STORE 不是 True），只有本机的进程能把报告传到这里[/]",
+                          soft_wrap=True, highlight=False)
+        elif merged.missing_ranks:
             listed = ", ".join(map(str, merged.missing_ranks))
             console.print(f"[yellow]trainwell doctor: no report from rank {listed} (it failed or was stopped)[/]"
                           if lang != "zh" else f"[yellow]trainwell doctor：进程 {listed} 没有报告（出错或被终止）[/]")

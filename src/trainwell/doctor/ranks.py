@@ -1,13 +1,16 @@
 """The doctor over several processes: what each rank saw, written to a file, and one merged report.
 
 Each rank of a multi-process ``trainwell doctor run`` runs the script under its own session and writes a
-record (its findings, internal errors, exit code, and the facts of the cross-rank checks) as
-``rank<N>.json`` into a folder all ranks share. One process (the ``--nproc`` launcher, or rank 0 under a
-plain ``torchrun``) reads every record and merges them: a finding seen by several ranks is reported once,
+record (its findings, internal errors, exit code, and the facts of the cross-rank checks). Under the
+``--nproc`` launcher the records are ``rank<N>.json`` files in the launcher's folder; under a plain ``torchrun``
+they are keys in the key-value store that torchrun's agents host for their workers (so ranks on other machines
+reach rank 0 too), or, where the agents host no store, files in a folder on each machine. One process (the
+launcher, or rank 0 under torchrun) reads every record and merges them: a finding seen by several ranks is reported once,
 with the ranks that saw it; a ``CrossRankCheck`` judges the facts of all ranks together (data that is the
-same on every rank, replicas whose weights differ, one file written by every rank). Nothing is exchanged
-through ``torch.distributed``, so the doctor can never hang the script's collectives, whatever backend the
-script uses and however many steps each rank takes.
+same on every rank, replicas whose weights differ, one file written by every rank). No collective is ever
+called and the script's process group is never touched (the store is reached through a connection of the
+doctor's own), so the doctor cannot hang the script's collectives, whatever backend the script uses and however
+many steps each rank takes.
 """
 
 from __future__ import annotations
@@ -24,12 +27,15 @@ from trainwell.doctor.check import CHECKS, Check
 from trainwell.doctor.findings import Finding
 
 RECORD = "rank{}.json"
+STORE_KEY = "trainwell-doctor/{run}/{attempt}/rank{rank}"
+STORE_CONNECT_S = 30.0
 ENV_DIR = "TRAINWELL_DOCTOR_RANKS"  # set by the --nproc launcher: the workers only write, the launcher merges
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A cross-rank finding: where, its evidence, the message's values and the ranks concerned."""
+    """A cross-rank finding: where, its evidence, the message's values and the ranks concerned. A value given as
+    ``{"en": ..., "zh": ...}`` is a part of the message in each language (the judge does not know the report's)."""
 
     where: str | None
     evidence: dict[str, Any]
@@ -87,6 +93,42 @@ def read_records(folder: Path, world_size: int, *, wait_s: float = 0.0,
         time.sleep(0.1)
 
 
+def agent_store() -> Any:
+    """A connection of the doctor's own to the store torchrun's agents host for this group, or None where the
+    agents host none (``TORCHELASTIC_USE_AGENT_STORE`` is not ``True``: then rank 0's process group owns the
+    store, which is gone once the script has ended) or it cannot be reached."""
+    if os.environ.get(ENV_DIR) or os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return None
+    from datetime import timedelta
+
+    from torch.distributed import TCPStore
+
+    try:
+        return TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                        timeout=timedelta(seconds=STORE_CONNECT_S))
+    except (KeyError, ValueError, RuntimeError):
+        return None
+
+
+def _store_key(rank: int) -> str:
+    return STORE_KEY.format(run=os.environ.get("TORCHELASTIC_RUN_ID", "run"), rank=rank,
+                            attempt=os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+
+
+def put_record(store: Any, data: dict[str, Any]) -> None:
+    store.set(_store_key(data["rank"]), json.dumps(data))
+
+
+def take_records(store: Any, world_size: int, *, wait_s: float) -> dict[int, dict[str, Any]]:
+    """The records in the store, by rank, waiting up to ``wait_s`` seconds for every rank's."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        present = [r for r in range(world_size) if store.check([_store_key(r)])]
+        if len(present) == world_size or time.monotonic() >= deadline:
+            return {r: json.loads(store.get(_store_key(r))) for r in present}
+        time.sleep(0.1)
+
+
 @dataclass
 class Merged:
     findings: list[Finding]
@@ -127,10 +169,13 @@ def merge(records: dict[int, dict[str, Any]], world_size: int, lang: str) -> Mer
 
 def _finding(cls: type[CrossRankCheck], verdict: Verdict, lang: str) -> Finding:
     """The finding as a session would word it."""
+    from trainwell.doctor.lang import pick
     from trainwell.doctor.session import Session
 
+    values = {k: pick(lang, v["en"], v["zh"]) if isinstance(v, dict) and set(v) == {"en", "zh"} else v
+              for k, v in verdict.values.items()}
     session = Session(lang=lang, checks=[])
-    session.report(cls(session), where=verdict.where, evidence=verdict.evidence, values=verdict.values)
+    session.report(cls(session), where=verdict.where, evidence=verdict.evidence, values=values)
     return replace(session.findings[0], step=None, ranks=sorted(verdict.ranks))
 
 
