@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import statistics
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -22,6 +22,21 @@ from trainwell.doctor.lang import pick
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
+
+
+REMEDY = {
+    "clip": ("clip the gradients before the step: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
+             "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate",
+             "在更新前裁剪梯度：torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
+             "  # 放在 loss.backward() 和 optimizer.step() 之间；也可以减小初始化尺度或学习率"),
+    # Clipping cannot help a forward pass that overflows before the first step: the scale of the weights must change.
+    # (nonfinite-loss gives the same advice for the same finding.)
+    "init": ("draw the weights at a scale that keeps the values steady through the layers and time steps: PyTorch's "
+             "default init, nn.init.kaiming_normal_ for ReLU layers, nn.init.orthogonal_(rnn.weight_hh_l0) (or "
+             "nn.init.eye_ for a ReLU RNN) for a recurrent matrix; for long sequences prefer nn.LSTM / nn.GRU",
+             "用能让数值逐层、逐个时间步保持稳定的尺度初始化权重：PyTorch 的默认初始化、ReLU 层用 nn.init.kaiming_normal_、"
+             "循环矩阵用 nn.init.orthogonal_(rnn.weight_hh_l0)（ReLU RNN 也可用 nn.init.eye_）；长序列优先用 nn.LSTM / nn.GRU"),
+}
 
 
 @register
@@ -37,15 +52,13 @@ class ExplodingGradients(Check):
             message="{story} Updates that large throw the weights far away: the network forgets what it learned, "
                     "its units die, or the next steps end in inf/NaN. Typical causes: a deep network with too large an initialisation, a learning rate that "
                     "is too high, unscaled targets, or an RNN trained without gradient clipping.",
-            fix="clip the gradients before the step: torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
-                "  # between loss.backward() and optimizer.step(); also consider a smaller init or learning rate"),
+            fix="{remedy}"),
         "zh": Text(
             title="梯度爆炸：{headline}",
             general="梯度爆炸：梯度范数猛增几个数量级",
             message="{story}这么大的更新会把权重甩得很远：网络忘掉已学到的东西、神经元“死掉”，或者接下来几步就变成 inf/NaN。"
                     "常见原因：深层网络的初始化过大、学习率过高、目标值没有缩放，或者 RNN 训练时没有做梯度裁剪。",
-            fix="在更新前裁剪梯度：torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
-                "  # 放在 loss.backward() 和 optimizer.step() 之间；也可以减小初始化尺度或学习率"),
+            fix="{remedy}"),
     }
 
     GROWTH = 1e3  # norm over the median of the first sampled norms
@@ -162,7 +175,7 @@ class ExplodingGradients(Check):
         if end < self.END_SHARE * chance:
             return  # it recovered from its start
         lang = s.lang
-        self.report(where, {"first_loss": first, "chance_loss": chance, "first_grad_norm": self.first_norm,
+        self._report(where, {"first_loss": first, "chance_loss": chance, "first_grad_norm": self.first_norm,
                             "median_early_update_ratio": moved, "last_quarter_loss": end},
                     headline=pick(lang, f"the first loss was {first:.4g}, {first / chance:.0f}x what guessing "
                                           f"scores", f"第一个损失是 {first:.4g}，是随机猜测的 {first / chance:.0f} 倍"),
@@ -180,6 +193,33 @@ class ExplodingGradients(Check):
                                  f"{moved:.0%}，而且训练再也没有恢复：最后四分之一的平均损失为 {end:.4g}，"
                                  f"是随机猜测的 {end / chance:.0%}。"))
 
+    @sampled_only
+    def on_backward_pre(self, ev: BackwardEvent) -> None:
+        """The first loss, before any update, already overflowed inside the model: the initialization makes the
+        values (and so the gradients) explode through the layers or time steps."""
+        s, t = self.session, ev.tensor
+        if (self.reported or s.step != 0 or s.backward_count != 0 or s.nonfinite_data or self.raw_input
+                or t.grad_fn is None or not t.is_floating_point() or t.numel() != 1 or math.isfinite(float(t.detach()))):
+            return
+        from trainwell.doctor.checks.nonfinite_loss import diagnose
+
+        with torch.no_grad():
+            cause, details = diagnose(t)
+        if cause != "overflow":
+            return
+        op, largest = details["op"], details["largest"]
+        self._report(ev.where, {"first_loss": str(float(t.detach())), "overflowed_in": op, "largest_finite": largest},
+                    headline=pick(s.lang, "the untrained model's values overflow", "未经训练的模型数值就已溢出"),
+                    story=pick(s.lang,
+                               f"The very first loss, before any optimizer step, was {float(t.detach())}: `{op}` "
+                               f"received values as large as {largest:.4g} from the model and overflowed. The "
+                               f"initial weights multiply the scale at every layer or time step, so the values grow "
+                               f"without bound in the forward pass, and the gradients through the same weights "
+                               f"grow likewise in the backward pass.",
+                               f"第一个损失（在任何一次优化器更新之前）就是 {float(t.detach())}：`{op}` 从模型收到的值大到 "
+                               f"{largest:.4g}，发生了溢出。初始权重在每一层（或每个时间步）都把数值放大，前向传播中数值无限增长，"
+                               f"反向传播经过同样的权重，梯度也同样爆炸。"), remedy="init")
+
     @sampled_only  # the step's own backward() comes before its sampled step()
     def on_backward(self, ev: BackwardEvent) -> None:
         self.backward_since_step = True
@@ -192,7 +232,7 @@ class ExplodingGradients(Check):
                 and not self.session.nonfinite_data and all(math.isfinite(x) for x in losses[:-1])):
             size_en, size_zh = ((f"{ratio:.3g} times their own size", f"其自身大小的 {ratio:.3g} 倍") if math.isfinite(ratio)
                                 else ("into inf/NaN", "成了 inf/NaN"))
-            self.report(where, {"grad_norm": norm, "update_ratio": ratio, "step": step + 1, "loss": str(losses[-1])},
+            self._report(where, {"grad_norm": norm, "update_ratio": ratio, "step": step + 1, "loss": str(losses[-1])},
                         headline=pick(self.session.lang, f"one update changed the weights {size_en}",
                                         f"一次更新把权重变{size_zh}"),
                         story=pick(self.session.lang,
@@ -202,9 +242,14 @@ class ExplodingGradients(Check):
                                      f"第 {step + 1} 步时，optimizer.step() 使用的梯度范数为 {norm:.4g}，把权重变{size_zh}，"
                                      f"紧接着的损失就变成了 {losses[-1]}，而数据都是有限值。"))
 
+    def _report(self, where: str | None, evidence: dict[str, Any], *, headline: str, story: str,
+                remedy: str = "clip") -> None:
+        en, zh = REMEDY[remedy]
+        self.report(where, evidence, headline=headline, story=story, remedy=pick(self.session.lang, en, zh))
+
     def fire(self, ev: StepEvent, norm: float, base: float) -> None:
         step, lang = self.session.step, self.session.lang
-        self.report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "growth": norm / base, "step": step},
+        self._report(ev.where, {"grad_norm": norm, "early_median_grad_norm": base, "growth": norm / base, "step": step},
                     headline=pick(lang, f"the gradient norm jumped from {base:.4g} to {norm:.4g}",
                                     f"梯度范数从 {base:.4g} 猛增到 {norm:.4g}"),
                     story=pick(lang, f"At step {step} the total gradient norm that optimizer.step() was about to "

@@ -2,7 +2,9 @@
 
 Judged from the data flow of a model's first forward pass with gradients on: the tensor a
 Linear/Conv layer returned reaches the next Linear (or a Conv output reaches a Conv/Linear)
-unchanged, or only through Flatten / Unflatten / Dropout / Identity. Two linear maps in a
+unchanged, or only through Flatten / Unflatten / Dropout / Identity modules, or through
+functional dropout and reshapes in ``forward()`` (``F.dropout``, ``.view``: followed on the
+autograd graph, a few nodes back). Two linear maps in a
 row are one linear map, so the extra layer adds parameters but no expressive power.
 
 Stays quiet on: functional activations (they make a new tensor, so no link exists), in-place
@@ -26,6 +28,11 @@ from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent, StepEvent
 
 PASS_THROUGH = (nn.Flatten, nn.Unflatten, _DropoutNd, nn.Identity)
+# Autograd nodes of functional ops in forward() that keep a map linear: dropout (a product with a constant
+# mask: MulBackward0 with one input in the graph), constant scaling and reshapes.
+PASS_THROUGH_NODES = {"NativeDropoutBackward0", "MulBackward0", "DivBackward0", "ViewBackward0", "UnsafeViewBackward0",
+                      "ReshapeAliasBackward0", "CloneBackward0"}
+NODE_HOPS = 4
 MAX_GRAPH_NODES = 50_000
 
 Link = tuple[nn.Module, nn.Module, list[torch.Tensor]]  # (first layer, second layer, tensors on the way)
@@ -76,6 +83,8 @@ def find_links(leaf_calls: list[tuple[nn.Module, Any, Any]]) -> list[Link]:
     for module, inp, out in leaf_calls:
         k_in, k_out = _key(inp), _key(out)
         src = tracked.get(k_in) if k_in is not None else None
+        if src is None and isinstance(module, (nn.Linear, _ConvNd)) and isinstance(inp, torch.Tensor):
+            src = _through_functional(inp, tracked)
         if isinstance(module, PASS_THROUGH):
             if src is not None and k_out is not None:
                 tracked[k_out] = (src[0], [*src[1], out])
@@ -90,6 +99,24 @@ def find_links(leaf_calls: list[tuple[nn.Module, Any, Any]]) -> list[Link]:
             if isinstance(module, (nn.Linear, _ConvNd)):
                 tracked[k_out] = (module, [out])
     return [link for link in links if not _deliberate(link[0], link[1])]
+
+
+def _through_functional(inp: torch.Tensor, tracked: dict[tuple[Any, ...], tuple[nn.Module, list[torch.Tensor]]]
+                        ) -> tuple[nn.Module, list[torch.Tensor]] | None:
+    """The tracked layer whose output reached ``inp`` only through functional dropout / reshapes (the path's
+    tensors are not at hand, so the link holds ``inp`` and the layer's output: both must be used once)."""
+    node = inp.grad_fn
+    for _ in range(NODE_HOPS):
+        if node is None or type(node).__name__ not in PASS_THROUGH_NODES:
+            return None
+        inputs = [n for n, _ in node.next_functions if n is not None]
+        if len(inputs) != 1:
+            return None  # a product of two tensors in the graph (a gate) is not linear
+        node = inputs[0]
+        for layer, tensors in tracked.values():
+            if tensors[-1].grad_fn is node:
+                return layer, [*tensors, inp]
+    return None
 
 
 def _graph_tensors(output: Any, depth: int = 0) -> list[torch.Tensor]:

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks.gradient_scale import REMEDY
 from trainwell.doctor.events import BackwardEvent
 
 MAX_NODES = 2000  # bound on the graph walk (it runs once, at the first bad loss)
@@ -190,6 +191,11 @@ _CAUSE = {
     "overflow": {"en": "`{op}` received finite values as large as {largest} and overflowed: the model's values are "
                        "blowing up, which means training is diverging (see lr-too-high).",
                  "zh": "`{op}` 收到的有限值大到 {largest}，发生了溢出：模型中的数值在爆炸，说明训练正在发散（参见 lr-too-high）。"},
+    "overflow_start": {"en": "`{op}` received finite values as large as {largest} and overflowed before any optimizer "
+                             "step: the untrained model's values are already blowing up, so the learning rate is "
+                             "not the cause; the initialization is (see exploding-gradients).",
+                       "zh": "`{op}` 收到的有限值大到 {largest}，在任何一次优化器更新之前就溢出了：未经训练的模型中的数值已经在爆炸，"
+                             "所以原因不在学习率，而在初始化（参见 exploding-gradients）。"},
     "op": {"en": "`{op}` is the first operation whose output is NaN / inf while its saved inputs are finite.",
            "zh": "`{op}` 是第一个输入有限、输出却是 NaN / inf 的运算。"},
     "weights": {"en": "{tensors} weight tensor(s) already hold {values} NaN / inf values: an earlier update "
@@ -236,6 +242,7 @@ _FIX = {
              "zh": "训练前清洗数据：x = torch.nan_to_num(x)  # 或丢弃坏行：x = x[torch.isfinite(x).all(dim=1)]"},
 }
 _FIX["weights_data"] = _FIX["data"]
+_FIX["overflow_start"] = dict(zip(("en", "zh"), REMEDY["init"], strict=True))
 _FIX["op"] = _FIX["unknown"] = {
     "en": "check that operation's inputs for zeros, negatives or huge values, and use the stable built-ins "
           "(F.cross_entropy, F.log_softmax, torch.logsumexp) instead of the math written by hand",
@@ -286,6 +293,8 @@ class NonfiniteLoss(Check):
             cause, details = diagnose(t) if t.grad_fn is not None and not math.isfinite(now) else ("unknown", {})
         if cause == "weights" and self.session.nonfinite_data:
             cause = "weights_data"
+        if cause == "overflow" and self.session.step == 0:
+            cause = "overflow_start"  # no update has happened yet: not a divergence
         lang = self.session.lang if self.session.lang in ("en", "zh") else "en"
         fmt = {k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in details.items()}
         self.report(ev.where, {"loss": str(value), "cause": cause, **details},

@@ -370,6 +370,13 @@ class GradNone(Check):
             self.model_where[ev.module] = ev.where
 
     @sampled_only
+    def on_backward(self, ev: BackwardEvent) -> None:
+        # A gradient that backward() wrote and something cleared before step() was still a gradient: that
+        # parameter is connected (zero-grad-misplaced tells of the clearing).
+        for opt in self.session.optimizers:
+            self.had.update(id(p) for p in optimizer_params(opt) if p.grad is not None)
+
+    @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
         opt, count = ev.optimizer, self.session.backward_count
         if self.last_backward.get(opt) == count or not self.session.sampled:

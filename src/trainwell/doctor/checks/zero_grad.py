@@ -1,5 +1,9 @@
 """zero-grad-missing / zero-grad-misplaced: gradients never cleared, or cleared before the step.
 
+zero-grad-misplaced has two forms: everything cleared between the last backward() and step() (the step
+uses zeros), or gradients cleared between two backward() calls of one step (one zero_grad() per loss of a
+multi-task model: the parameters only the earlier losses reach are None again when step() runs).
+
 Both are judged from the gradients themselves, so every way of clearing counts
 (``optimizer.zero_grad()``, ``model.zero_grad()``, ``p.grad = None``, ``p.grad.zero_()``),
 and intended accumulation (clear every k steps, step every k backwards) stays quiet.
@@ -9,13 +13,15 @@ the weights of the loss's graph changed since the last backward() and still carr
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable
 
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import grad_is_clear, watched_optimizer_params, watched_params
+from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_optimizer_params, watched_params
+from trainwell.doctor.lang import pick
 from trainwell.doctor.events import BackwardEvent, StepEvent
 
 
@@ -153,22 +159,44 @@ def _graph_leaves(t: torch.Tensor, limit: int = 2000) -> list[torch.Tensor]:
     return found
 
 
+_MISPLACED_WORDS = {
+    "before_step": {
+        "headline": ("Gradients are cleared between backward() and step()", "在 backward() 和 step() 之间清空了梯度"),
+        "story": ("When optimizer.step() ran, the gradients that backward() had just computed were already gone "
+                  "(None or zero) on all {count} steps checked, so the weights are never updated by the loss.",
+                  "执行 optimizer.step() 时，backward() 刚算出的梯度已经被清掉（None 或全零），检查的 {count} 步都是如此，"
+                  "所以权重根本没有按损失更新。"),
+        "remedy": ("put the clearing first: optimizer.zero_grad(); loss.backward(); optimizer.step()",
+                   "先清空再反向传播：optimizer.zero_grad(); loss.backward(); optimizer.step()"),
+    },
+    "between_losses": {
+        "headline": ("Gradients are cleared between two backward() calls: only the last loss trains",
+                     "在两次 backward() 之间清空了梯度：只有最后一个损失在训练"),
+        "story": ("On {count} steps checked, {lost} parameter tensors (e.g. {example}) had gradients from an earlier "
+                  "backward() of the same step, and they were gone (None) when optimizer.step() ran. A zero_grad() "
+                  "between the losses' backward() calls throws away every loss but the last one, so the parts of "
+                  "the model that only the earlier losses reach never learn.",
+                  "检查的 {count} 步中，有 {lost} 个参数张量（例如 {example}）在同一步里先前的 backward() 中得到了梯度，"
+                  "但执行 optimizer.step() 时这些梯度已经没有了（None）。在各个损失的 backward() 之间调用 zero_grad() "
+                  "会丢掉除最后一个以外的所有损失，只有前面的损失才能到达的那部分模型永远学不到东西。"),
+        "remedy": ("clear once per step, before the first backward(): optimizer.zero_grad(); loss_a.backward(); "
+                   "loss_b.backward(); optimizer.step()  # or (loss_a + loss_b).backward()",
+                   "每一步只在第一次 backward() 之前清空一次：optimizer.zero_grad(); loss_a.backward(); "
+                   "loss_b.backward(); optimizer.step()  # 或者 (loss_a + loss_b).backward()"),
+    },
+}
+
+
 @register
 class ZeroGradMisplaced(Check):
     id = "zero-grad-misplaced"
     severity = "error"
-    summary = "gradients are cleared between backward() and step(), so the step uses zeros"
+    summary = "gradients are cleared between backward() and step() (the step uses zeros), or between two backward()s"
     text = {
-        "en": Text(
-            title="Gradients are cleared between backward() and step()",
-            message="When optimizer.step() ran, the gradients that backward() had just computed were already gone "
-                    "(None or zero) on all {count} steps checked, so the weights are never updated by the loss.",
-            fix="put the clearing first: optimizer.zero_grad(); loss.backward(); optimizer.step()"),
-        "zh": Text(
-            title="在 backward() 和 step() 之间清空了梯度",
-            message="执行 optimizer.step() 时，backward() 刚算出的梯度已经被清掉（None 或全零），检查的 {count} 步都是如此，"
-                    "所以权重根本没有按损失更新。",
-            fix="先清空再反向传播：optimizer.zero_grad(); loss.backward(); optimizer.step()"),
+        "en": Text(title="{headline}", general="Gradients are cleared before optimizer.step() uses them",
+                   message="{story}", fix="{remedy}"),
+        "zh": Text(title="{headline}", general="梯度在 optimizer.step() 用到之前就被清空了", message="{story}",
+                   fix="{remedy}"),
     }
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
@@ -176,25 +204,68 @@ class ZeroGradMisplaced(Check):
         self.filled: set[int] = set()  # optimizers whose gradients the last backward() filled
         self.streak = 0
         self.first_where: str | None = None
+        # id(optimizer) -> per backward() since its last step: ids of its parameters holding a gradient after it
+        self.fills: dict[int, list[set[int]]] = {}
+        self.lost_streak = 0
+        self.lost_where: str | None = None
 
     # The mistake is in the loop's order, so it shows on every step: sampled steps are enough.
     @sampled_only
     def on_backward(self, ev: BackwardEvent) -> None:
         # Only gradients that backward() really wrote can be "cleared too early"; a model
         # rebuilt after its optimizer was made never fills them (that is params-not-in-optimizer).
-        self.filled = {id(opt) for opt in self.session.optimizers
+        optimizers = self.session.optimizers
+        self.filled = {id(opt) for opt in optimizers
                        if any(not grad_is_clear(p) for p in watched_optimizer_params(opt))}
+        for opt in optimizers:
+            fills = self.fills.setdefault(id(opt), [])
+            if len(fills) < 8:
+                fills.append({id(p) for p in optimizer_params(opt) if p.grad is not None})
 
     @sampled_only
     def on_step_pre(self, ev: StepEvent) -> None:
+        self._between_losses(ev)
         if id(ev.optimizer) not in self.filled:
             return  # no fresh gradients to lose (a step without backward, an unused optimizer)
         self.filled.discard(id(ev.optimizer))
+        losses = self.session.losses
+        if losses and not math.isfinite(losses[-1]):
+            return  # clipping an inf gradient norm zeroes the gradients: that is not the loop's order
         params = watched_optimizer_params(ev.optimizer)
         if params and all(grad_is_clear(p) for p in params):
             self.streak += 1
             self.first_where = self.first_where or ev.where
             if self.streak >= 3:
-                self.report(self.first_where, {"steps_with_cleared_gradients": self.streak}, count=self.streak)
+                self._report("before_step", self.first_where, {"steps_with_cleared_gradients": self.streak},
+                             count=self.streak)
         else:
             self.streak = 0
+
+    def _between_losses(self, ev: StepEvent) -> None:
+        """Parameters an earlier backward() of this step filled that are None now: cleared between losses."""
+        fills = self.fills.pop(id(ev.optimizer), [])
+        if len(fills) < 2:
+            return
+        earlier = set().union(*fills[:-1])
+        params = optimizer_params(ev.optimizer)
+        lost = [p for p in params if id(p) in earlier and p.grad is None]
+        if not lost:
+            self.lost_streak = 0
+            return
+        self.lost_streak += 1
+        self.lost_where = self.lost_where or ev.where
+        if self.lost_streak >= 3:
+            self._report("between_losses", self.lost_where, {"steps": self.lost_streak, "lost_tensors": len(lost)},
+                         count=self.lost_streak, lost=len(lost), example=self._name(lost[0]))
+
+    def _name(self, param: torch.Tensor) -> str:
+        for model in self.session.models:
+            for name, p in model.named_parameters():
+                if p is param:
+                    return name
+        return f"a tensor of shape {tuple(param.shape)}"
+
+    def _report(self, kind: str, where: str | None, evidence: dict[str, int], **values: object) -> None:
+        words = _MISPLACED_WORDS[kind]
+        self.report(where, {"kind": kind, **evidence},
+                    **{part: pick(self.session.lang, en, zh).format(**values) for part, (en, zh) in words.items()})
