@@ -444,7 +444,8 @@ def _frozen(losses: list[float]) -> bool:
 class LossNotDecreasing(Check):
     id = "loss-not-decreasing"
     severity = "warning"
-    summary = "after 100+ backward calls the loss is where it started (after 10, when it has not moved at all)"
+    summary = ("after 100+ backward calls the loss is where it started (after 10, when it has not moved at all), or "
+               "a classifier's loss is still at the level of guessing after 300")
     text = {
         "en": Text(
             title="The loss is not going down",
@@ -466,6 +467,12 @@ class LossNotDecreasing(Check):
 
     MIN_BACKWARDS = 100
     CAP = 0.05  # first and last quarter of the run within 5 % of each other, noise included
+    # Or a classifier still guessing: after this many backward calls, its last quarter's cross-entropy is still
+    # this share of ln(classes) or more (a model that learns nothing from its input but memorizes a little
+    # drifts a few percent down, so it is not flat; a weak but real signal on two classes ends below 98 %).
+    CHANCE_BACKWARDS = 300
+    CHANCE_SHARE = 0.95
+    CHANCE_SHARE_BINARY = 0.98
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
@@ -474,19 +481,31 @@ class LossNotDecreasing(Check):
         self.seen: set[int] = set()  # optimizers that have stepped
         self.last = 0
         self.returns = 0  # steps that went back to an optimizer used before another one: GAN-style training
+        self.training_losses = 0  # loss calls with gradients since the last backward (sampled steps)
+        self.only_ce = True  # every sampled backward ran on exactly one cross-entropy / NLL loss
+        self.lr_share = math.inf  # the largest learning rate over the usual one (Adam 1e-3, SGD 1e-2), sampled steps
 
     @sampled_only  # the loss a run trains with does not change: sampled steps (the first is one) show it
     def on_loss(self, ev: LossEvent) -> None:
         self.classes = loss_classes(ev)
+        if isinstance(ev.input, torch.Tensor) and ev.input.requires_grad:
+            self.training_losses += 1
+            self.only_ce &= self.classes >= 2
 
     @sampled_only  # finding the line walks the stack: not every step (the first step is sampled)
     def on_backward(self, ev: BackwardEvent) -> None:
         self.where = ev.where
+        self.only_ce &= self.training_losses == 1
+        self.training_losses = 0
 
     RELAX = 200  # steps with one optimizer, after which only sampled steps are watched for a second one
 
     def on_step(self, ev: StepEvent) -> None:
         key = id(ev.optimizer)
+        if self.session.sampled:
+            lrs = [g["lr"] for g in ev.optimizer.param_groups if isinstance(g.get("lr"), (int, float))]
+            share = max(lrs, default=math.inf) / _usual_lr(ev.optimizer)
+            self.lr_share = share if self.lr_share == math.inf else max(self.lr_share, share)
         if key != self.last and key in self.seen:
             self.returns += 1
         self.seen.add(key)
@@ -502,6 +521,9 @@ class LossNotDecreasing(Check):
             return  # optimizers taking turns (a GAN): those losses are not meant to fall
         frozen = _frozen(s.losses)
         flat = (s.losses[0], s.losses[-1]) if frozen else flat_loss(s.losses, self.CAP)
+        rule = "frozen" if frozen else "flat"
+        if flat is None:
+            flat, rule = self._guessing(s.losses), "guessing"
         if flat is None:
             return
         start, end = flat
@@ -515,5 +537,17 @@ class LossNotDecreasing(Check):
         rel = abs(end - start) / start
         change = f"{rel:.1%}" if rel >= 0.001 else "<0.1%"
         self.report(self.where, {"loss_start": start, "loss_end": end, "backward_calls": s.backward_count,
-                                 "classes": self.classes or None},
+                                 "classes": self.classes or None, "rule": rule},
                     count=s.backward_count, start=start, end=end, change=change, uniform_en=en, uniform_zh=zh)
+
+    def _guessing(self, losses: list[float]) -> tuple[float, float] | None:
+        """(start, end) of a classifier whose last quarter is still at the level of guessing, else None. A
+        learning rate a tenth of the usual or less is lr-too-low's story (its crawl), not this one's."""
+        n, c = len(losses), self.classes
+        if (n < self.CHANCE_BACKWARDS or not self.only_ce or c < 2 or self.lr_share <= 0.1
+                or not all(math.isfinite(x) for x in losses)):
+            return None
+        chance = math.log(c)
+        start, end = statistics.fmean(losses[:n // 4]), statistics.fmean(losses[n - n // 4:])
+        share = self.CHANCE_SHARE_BINARY if c == 2 else self.CHANCE_SHARE
+        return (start, end) if share * chance <= end <= 1.5 * chance else None
