@@ -9,16 +9,22 @@
    ``fit`` call (validation and set-up included) per optimizer step, on the same two models and data,
    in one process; the wall-clock time of the training epochs per step is printed beside it.
 
-Runs alternate (A, B, B, A, ...) so drift on a shared machine hits both sides alike.
+Runs alternate (A, B, B, A, ...) so drift on a shared machine hits both sides alike. Each median is
+printed with a 95 % interval (the order statistics of the pairs' ratios around the median); on a busy
+machine single pairs move by +-0.1, so it takes some 30 pairs to tell 1.05 from 1.10.
 Target: both medians <= 1.10.
 
-    python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--json results.json]
+``--calls`` adds, for ``fit``, the Python function calls per optimizer step with the doctor off and on
+(``sys.setprofile``): exact, whatever the load.
+
+    python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--part script fit] [--calls] [--json F]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import statistics
 import subprocess
@@ -123,14 +129,56 @@ def fit_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
     return pairs
 
 
+def fit_calls(workload: str) -> dict[str, float]:
+    """Python calls per optimizer step of a whole ``fit`` call (validation and set-up included), doctor off / on."""
+    import torch
+
+    import trainwell
+
+    torch.set_num_threads(1)
+    model, train, val, batch_size, epochs = fit_workload(workload)
+    count = [0]
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            count[0] += 1
+
+    def calls(doctor: bool) -> float:
+        count[0] = 0
+        sys.setprofile(profile)
+        try:
+            result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False,
+                                   device="cpu", doctor=doctor)
+        finally:
+            sys.setprofile(None)
+        return count[0] / len(result.steps)
+
+    calls(True)  # warm-up: first-call imports
+    off, on = calls(False), calls(True)
+    print(f"{workload}: fit, Python calls per step: doctor off {off:.1f}, on {on:.1f} (+{on - off:.1f}, "
+          f"{on / off:.3f}x)")
+    return {"calls_off": off, "calls_on": on}
+
+
+def median_interval(ratios: list[float]) -> tuple[float, float]:
+    """A distribution-free 95 % interval for the median: the order statistics n/2 -+ 0.98 sqrt(n)."""
+    r = sorted(ratios)
+    n = len(r)
+    k = int(0.98 * math.sqrt(n))
+    lo, hi = max(0, (n - 1) // 2 - k), min(n - 1, n // 2 + k)
+    return r[lo], r[hi]
+
+
 def summarize(name: str, pairs: list[tuple[float, float]]) -> dict[str, float]:
     ratios = [b / a for a, b in pairs]
+    lo, hi = median_interval(ratios)
     out = {"median_ratio": statistics.median(ratios), "min_ratio": min(ratios), "max_ratio": max(ratios),
+           "interval_low": lo, "interval_high": hi, "pairs": len(pairs),
            "median_base": statistics.median(a for a, _ in pairs),
            "median_doctor": statistics.median(b for _, b in pairs)}
     verdict = "OK" if out["median_ratio"] <= 1.10 else "OVER TARGET"
-    print(f"{name}: median ratio {out['median_ratio']:.3f} (min {out['min_ratio']:.3f}, max {out['max_ratio']:.3f})"
-          f"  target <= 1.10  {verdict}")
+    print(f"{name}: median ratio {out['median_ratio']:.3f} (95 % interval {lo:.3f}-{hi:.3f}; min "
+          f"{out['min_ratio']:.3f}, max {out['max_ratio']:.3f}; {len(pairs)} pairs)  target <= 1.10  {verdict}")
     return out
 
 
@@ -138,15 +186,23 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=WORKLOADS, nargs="+", default=list(WORKLOADS))
+    parser.add_argument("--part", choices=("script", "fit"), nargs="+", default=["script", "fit"])
+    parser.add_argument("--calls", action="store_true", help="fit's Python calls per step, doctor off / on")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results: dict[str, dict[str, dict[str, float]]] = {}
     for workload in args.only:
-        print(f"1. {workload}.py: python vs trainwell doctor run ({args.repeats} interleaved pairs)")
-        script = summarize(f"{workload}: doctor run / python", script_pairs(workload, args.repeats))
-        print(f"2. {workload}: fit(doctor=True) vs fit(doctor=False), CPU time per step ({args.repeats} interleaved pairs)")
-        fit = summarize(f"{workload}: fit doctor on / off", fit_pairs(workload, args.repeats))
-        results[workload] = {"script": script, "fit": fit}
+        results[workload] = {}
+        if "script" in args.part:
+            print(f"1. {workload}.py: python vs trainwell doctor run ({args.repeats} interleaved pairs)")
+            results[workload]["script"] = summarize(f"{workload}: doctor run / python",
+                                                    script_pairs(workload, args.repeats))
+        if "fit" in args.part:
+            print(f"2. {workload}: fit(doctor=True) vs fit(doctor=False), CPU time per step "
+                  f"({args.repeats} interleaved pairs)")
+            results[workload]["fit"] = summarize(f"{workload}: fit doctor on / off", fit_pairs(workload, args.repeats))
+        if args.calls:
+            results[workload]["fit_calls"] = fit_calls(workload)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

@@ -62,10 +62,11 @@ def fingerprint(batch: Any) -> str:
     return digest.hexdigest()
 
 
-def row_signatures(batch: Any) -> list[int] | None:
-    """One integer per row of the batch's input (its first tensor with a batch dimension): two projections of the
-    row's first ``ROW_VALUES`` values, each rounded to float32, the two packed into one 64-bit integer. The same rows give the same
-    integers on every rank; distinct rows practically never collide."""
+def row_signatures(batch: Any) -> torch.Tensor | None:
+    """One 64-bit integer per row of the batch's input (its first tensor with a batch dimension): two projections
+    of the row's first ``ROW_VALUES`` values, each rounded to float32, packed together. The same rows give the
+    same integers on every rank; distinct rows practically never collide. Computed where the batch is (a GPU
+    batch is never waited for here: the signatures are read back once, at the end)."""
     x = batch
     while isinstance(x, (list, tuple)) and x:
         x = x[0]
@@ -73,24 +74,25 @@ def row_signatures(batch: Any) -> list[int] | None:
         x = next(iter(x.values()), None)
     if not isinstance(x, torch.Tensor) or x.dim() == 0 or x.shape[0] == 0 or x.is_complex():
         return None
-    rows = x.detach().reshape(x.shape[0], -1)[:, :ROW_VALUES].to("cpu", torch.float64)
+    rows = x.detach().reshape(x.shape[0], -1)[:, :ROW_VALUES].to(torch.float64)
     n = rows.shape[1]
     if n == 0:
         return None
-    weights = _weights(n)
-    both = torch.stack([rows.sum(1), rows @ weights], 1).float().contiguous()
-    return both.view(torch.int64).reshape(-1).tolist()  # (rows, 2) float32 seen as (rows, 1) int64
+    both = torch.stack([rows.sum(1), rows @ _weights(n, rows.device)], 1).float().contiguous()
+    return both.view(torch.int64).reshape(-1)  # (rows, 2) float32 seen as (rows, 1) int64
 
 
-_WEIGHTS: dict[int, torch.Tensor] = {}
+_WEIGHTS: dict[tuple[int, torch.device], torch.Tensor] = {}
 
 
-def _weights(n: int) -> torch.Tensor:
+def _weights(n: int, device: torch.device) -> torch.Tensor:
     """Fixed weights in (0.5, 1.5) for the second projection, the same in every process, drawn without touching
     the script's random number generators."""
-    if n not in _WEIGHTS:
-        _WEIGHTS[n] = 0.5 + torch.rand(n, generator=torch.Generator().manual_seed(20261201), dtype=torch.float64)
-    return _WEIGHTS[n]
+    key = (n, device)
+    if key not in _WEIGHTS:
+        drawn = torch.rand(n, generator=torch.Generator().manual_seed(20261201), dtype=torch.float64)
+        _WEIGHTS[key] = (0.5 + drawn).to(device)
+    return _WEIGHTS[key]
 
 
 def _weak(obj: Any) -> Any:
@@ -133,7 +135,8 @@ class DataNotSharded(CrossRankCheck):
         super().__init__(session)
         self.loaders: dict[int, dict[str, Any]] = {}  # id(dataset) -> its first batch's facts, in order of use
         self.last: int | None = None  # the loader of the latest batch
-        self.rows: dict[int, list[int]] = {}  # id(dataset) -> signatures of the rows of its first epoch
+        self.rows: dict[int, list[torch.Tensor]] = {}  # id(dataset) -> row signatures of its first epoch
+        self.counted: dict[int, int] = {}  # id(dataset) -> rows signed so far
         self.epoch_of: dict[int, Any] = {}  # id(dataset) -> weak reference to the iterator of its first epoch
 
     def on_batch(self, ev: BatchEvent) -> None:
@@ -151,10 +154,14 @@ class DataNotSharded(CrossRankCheck):
                                  "sampler": type(loader_sampler(ev.iterator)).__name__, "where": ev.where,
                                  "size": size}
             self.rows[key] = []
+            self.counted[key] = 0
             self.epoch_of[key] = _weak(ev.iterator)
         rows = self.rows.get(key)
-        if rows is not None and len(rows) < MAX_ROWS and self.epoch_of[key]() is ev.iterator:
-            rows.extend(row_signatures(ev.batch) or ())
+        if rows is not None and self.counted[key] < MAX_ROWS and self.epoch_of[key]() is ev.iterator:
+            signed = row_signatures(ev.batch)
+            if signed is not None:
+                rows.append(signed)
+                self.counted[key] += signed.shape[0]
 
     def on_backward(self, ev: BackwardEvent) -> None:
         if not self.session.cross_rank:
@@ -167,7 +174,9 @@ class DataNotSharded(CrossRankCheck):
         trained = []
         for key, loader in self.loaders.items():
             if loader["trained"]:
-                trained.append({**loader, "rows": self.rows.get(key, [])[:MAX_ROWS]})
+                parts = self.rows.get(key)
+                rows = torch.cat(parts)[:MAX_ROWS].tolist() if parts else []
+                trained.append({**loader, "rows": rows})
         return trained or None
 
     @classmethod
