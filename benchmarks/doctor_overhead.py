@@ -186,7 +186,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=WORKLOADS, nargs="+", default=list(WORKLOADS))
-    parser.add_argument("--part", choices=("script", "fit"), nargs="+", default=["script", "fit"])
+    parser.add_argument("--part", choices=("script", "fit"), nargs="*", default=["script", "fit"],
+                        help="what to time (none: with --calls, the call counts only)")
     parser.add_argument("--calls", action="store_true", help="fit's Python calls per step, doctor off / on")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()

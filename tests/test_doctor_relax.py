@@ -3,8 +3,11 @@ still run on sampled steps, and what they find does not change."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 from torch import nn
+from torch.utils.data import TensorDataset
 
 from trainwell.doctor.session import Session
 
@@ -86,3 +89,31 @@ def test_data_not_shuffled_still_found_in_a_long_run() -> None:
         _train(session, x, y, epochs=6, shuffle=False)
         session.end()
     assert [f.id for f in session.findings] == ["data-not-shuffled"]
+
+
+def test_inside_fit_the_checks_of_a_loops_own_code_are_off_and_the_rest_on(tmp_path: Path) -> None:
+    """trainwell's loop zeroes the gradients, sets the modes and owns its GradScaler: the checks that judge a loop's
+    code are off there (they could only ever find trainwell's own bugs, which its tests look for); the checks of
+    the data, the model and the optimization run as in any script."""
+    import trainwell
+    from trainwell.doctor.callback import DoctorCallback, in_trainwells_loop
+    from trainwell.doctor.check import CHECKS
+
+    loop_only = {name for name in CHECKS.names() if CHECKS.get(name).loop_only}
+    assert {"zero-grad-missing", "eval-mode-missing", "set-epoch-missing", "fp16-without-grad-scaler"} <= loop_only
+    assert not loop_only & {"nonfinite-input", "lr-too-high", "split-leakage", "loss-not-decreasing",
+                            "dataloader-bottleneck", "data-not-shuffled", "params-not-in-optimizer"}
+    assert set(in_trainwells_loop()) == set(CHECKS.names()) - loop_only
+    seen: list[set[str]] = []
+
+    class Spy(DoctorCallback):
+        def on_fit_end(self, trainer):  # type: ignore[no-untyped-def]
+            assert self.session is not None
+            seen.append({check.id for check in self.session.checks})
+            super().on_fit_end(trainer)
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,)))
+    trainwell.fit(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)), data, epochs=1, batch_size=16,
+                  progress=False, device="cpu", doctor=False, callbacks=[Spy(show=False)])
+    assert seen == [set(in_trainwells_loop())]

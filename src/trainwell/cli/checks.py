@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     lang = detect_lang(args.lang)
     rows = [{"id": e.name, "severity": e.obj.severity, "summary": e.summary,
-             "title": e.obj.text[lang].listing} for e in CHECKS]
+             "title": e.obj.text[lang].listing, "in_trainwell_loop": not e.obj.loop_only} for e in CHECKS]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
@@ -33,6 +33,11 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("severity")
     table.add_column("what it means")
     for r in rows:
-        table.add_row(r["id"], r["severity"], r["summary"] if lang == "en" else r["title"])
-    Console().print(table)
+        mark = "" if r["in_trainwell_loop"] else " *"
+        table.add_row(r["id"] + mark, r["severity"], r["summary"] if lang == "en" else r["title"])
+    console = Console()
+    console.print(table)
+    console.print("* judges a training loop's own code: off inside `trainwell train` and `fit`, whose loop does it "
+                  "right by construction" if lang != "zh" else
+                  "* 检查的是训练循环本身的代码：在 `trainwell train` 和 `fit` 中关闭，因为 trainwell 的循环本身就保证了这一点")
     return 0

@@ -1,6 +1,8 @@
 """The doctor inside trainwell's own loop: ``trainwell train`` (on by default) and ``fit(doctor=True)``.
 
-The same session and checks as ``trainwell doctor run``; the callback also records
+The same session and checks as ``trainwell doctor run``, less those that judge a training loop's own code
+(``Check.loop_only``: zero_grad, train/eval modes, set_epoch, the GradScaler, what each rank saves), which
+trainwell's loop does itself and its tests hold it to; the callback also records
 per-layer gradient norms for the report (on the doctor's sampled steps: the others never wait for
 the device) and writes ``doctor.json`` into the run folder.
 """
@@ -15,6 +17,14 @@ from trainwell.engine.callbacks import Callback
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
     from trainwell.engine.trainer import Trainer
+
+
+def in_trainwells_loop() -> list[str]:
+    """The checks that run inside trainwell's own loop: all but those that judge a loop's own code."""
+    from trainwell.doctor import checks as _builtin  # noqa: F401  (registers the built-in checks)
+    from trainwell.doctor.check import CHECKS
+
+    return [name for name in CHECKS.names() if not CHECKS.get(name).loop_only]
 
 
 class DoctorCallback(Callback):
@@ -38,7 +48,7 @@ class DoctorCallback(Callback):
         console = self.console or Console(stderr=True)
         show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
         broken = (lambda c, h, e: print_internal_error(c, h, e, console, self.lang)) if self.show else None
-        self.session = Session(lang=self.lang, on_finding=show, on_internal_error=broken)
+        self.session = Session(lang=self.lang, checks=in_trainwells_loop(), on_finding=show, on_internal_error=broken)
         if trainer.state.step > 0:
             self._continue_from(self.session, trainer.state.step)
         self.session.install()

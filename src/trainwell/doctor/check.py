@@ -48,6 +48,10 @@ class Check:
     severity: ClassVar[str]  # "error" (certainly wrong), "warning" (very likely wrong), "info" (advice)
     summary: ClassVar[str]  # one line for `trainwell checks`
     text: ClassVar[dict[str, Text]]  # {"en": Text(...), "zh": Text(...)}
+    # Judges the training loop's own code (zero_grad, modes, set_epoch, the GradScaler, what each rank saves):
+    # off inside trainwell's loop, which is written and tested to do these right; data, model and
+    # optimization checks run there as in any script.
+    loop_only: ClassVar[bool] = False
 
     def __init__(self, session: Session) -> None:
         self.session = session

@@ -39,7 +39,7 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
     """A hook body that can never raise into the user's code: a failure is recorded instead."""
 
     def guarded(self: Session, *args: Any) -> Any:
-        if _compiling():
+        if _dynamo_compiling() or _compiler._is_compiling_flag:  # _compiling(), inlined: this runs on every hook
             return None  # torch.compile is tracing the model: stay out of its graph (it runs the hooks itself)
         try:
             return method(self, *args)
@@ -53,7 +53,15 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-_compiling = torch.compiler.is_compiling
+def _compiling() -> bool:
+    """Whether torch.compile (or torch.export) is tracing: Dynamo folds ``is_dynamo_compiling()`` to True while
+    it traces; an export outside Dynamo sets the compiler's flag. One call in eager mode, where hooks run every
+    step (``torch.compiler.is_compiling()`` costs two)."""
+    return _dynamo_compiling() or _compiler._is_compiling_flag
+
+
+_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_compiler = torch.compiler
 _getframe = sys._getframe  # events are given the frame of their call: ``where`` is found from it only if asked
 # torch.compile warns about global hooks on every compiled module; the hooks are the doctor's, not the user's.
 _COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
@@ -321,8 +329,9 @@ class Session:
 
         def relu(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
-            # _compiling() first: while torch.compile traces, session state must not be touched at all.
-            if not _compiling() and session._relus is not None and session._stack and not session.quiet.active:
+            # _compiling() first (inlined): while torch.compile traces, session state must not be touched at all.
+            if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._relus is not None
+                    and session._stack and not session.quiet.active):
                 session._relus.append(out)
             return out
 
@@ -419,7 +428,8 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if session._active["on_loss"] and not _compiling() and not session.quiet.active:
+            if (session._active["on_loss"] and not (_dynamo_compiling() or _compiler._is_compiling_flag)
+                    and not session.quiet.active):  # (_compiling(), inlined)
                 session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)))
             return out
 
@@ -432,7 +442,7 @@ class Session:
         session = self
 
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if session.quiet.active or _compiling():
+            if session.quiet.active or _dynamo_compiling() or _compiler._is_compiling_flag:
                 return fn(tensor, *args, **kwargs)
             ev = BackwardEvent(tensor, _getframe(1))
             session._stack.clear()  # no forward is running now

@@ -439,8 +439,11 @@ class Trainer:
     # ---------------------------------------------------------------- private
 
     def _call(self, hook: str, *args: Any) -> None:
+        base = getattr(Callback, hook, None)
         for cb in self.callbacks:
-            getattr(cb, hook)(self, *args)
+            method = getattr(cb, hook)
+            if getattr(method, "__func__", None) is not base:  # the base class's hooks do nothing: not called
+                method(self, *args)
 
     def _train_epoch(self) -> None:
         st = self.state

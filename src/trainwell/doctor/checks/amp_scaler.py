@@ -54,6 +54,7 @@ def _enabled(scaler: Any) -> bool:
 @register
 class Fp16WithoutGradScaler(Check):
     id = "fp16-without-grad-scaler"
+    loop_only = True
     severity = "warning"
     summary = "float16 autocast training without a GradScaler: small gradients underflow to zero"
     text = {
@@ -156,6 +157,7 @@ class _ScalerWatch(Check):
 @register
 class ClipBeforeUnscale(_ScalerWatch):
     id = "clip-before-unscale"
+    loop_only = True
     severity = "error"
     summary = "gradients clipped while still multiplied by the GradScaler's scale (unscale_ missing before the clip)"
     text = {
@@ -187,6 +189,7 @@ class ClipBeforeUnscale(_ScalerWatch):
 @register
 class GradScalerUpdateMissing(_ScalerWatch):
     id = "grad-scaler-update-missing"
+    loop_only = True
     severity = "error"
     summary = "scaler.step() without scaler.update(): the loss scale never adapts (or PyTorch stops at the next step)"
     text = {

@@ -112,6 +112,7 @@ def loader_sampler(iterator: Any) -> Any:
 @register
 class DataNotSharded(CrossRankCheck):
     id = "ddp-data-not-sharded"
+    loop_only = True
     severity = "warning"
     summary = "several processes train on the same data (the same first batch, or the same rows in their own orders)"
     text = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Text, register
+from trainwell.doctor.check import Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent, StepEvent
 from trainwell.doctor.checks._error_base import ErrorCheck
 from trainwell.doctor.checks._batch_first import TimeMajor, watch
@@ -138,6 +138,7 @@ class OutOfMemory(ErrorCheck):
         super().__init__(session)
         self.memory: list[tuple[int, int]] = []  # (step, bytes allocated on the GPU) on sampled steps
 
+    @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         # One cheap counter read on sampled steps, only once CUDA is in use: shows memory that creeps up.
         if self.session.sampled and torch.cuda.is_initialized():

@@ -47,6 +47,7 @@ def _first_graph_tensor(output: Any, depth: int = 0) -> torch.Tensor | None:
 @register
 class GraphRetained(Check):
     id = "graph-retained"
+    loop_only = True
     severity = "warning"
     summary = "losses or outputs are kept with their autograd graph across steps, so memory grows"
     text = {

@@ -85,6 +85,7 @@ def _fingerprint(x: torch.Tensor | None) -> tuple[Any, ...] | None:
 @register
 class EvalModeMissing(Check):
     id = "eval-mode-missing"
+    loop_only = True
     severity = "warning"
     summary = "a model with Dropout / BatchNorm evaluated under no_grad while still in training mode"
     text = {
@@ -200,6 +201,7 @@ _GOOD = ("trained in training mode",)
 @register
 class TrainModeMissing(Check):
     id = "train-mode-missing"
+    loop_only = True
     severity = "warning"
     summary = "a model with Dropout / BatchNorm trained while in eval mode (model.train() missing)"
     text = {

@@ -32,6 +32,7 @@ def _path(target: Any) -> str | None:
 @register
 class CheckpointWrittenByEveryRank(CrossRankCheck):
     id = "checkpoint-written-by-every-rank"
+    loop_only = True
     severity = "warning"
     summary = "several processes torch.save to the same file at once (not guarded by rank == 0)"
     text = {

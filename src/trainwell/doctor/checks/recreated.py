@@ -40,6 +40,7 @@ def _shapes(params: list[torch.Tensor]) -> tuple[tuple[int, ...], ...]:
 @register
 class ParamsRecreated(Check):
     id = "params-recreated"
+    loop_only = True
     severity = "error"
     summary = "the weights are created again inside the training loop, so every step starts from scratch"
     text = {

@@ -40,6 +40,7 @@ def _differ(a: list[float], b: list[float]) -> bool:
 @register
 class ReplicasDiverged(CrossRankCheck):
     id = "replicas-diverged"
+    loop_only = True
     severity = "error"
     summary = "the processes' copies of the model differ after the same optimizer step (not kept in sync by DDP)"
     text = {

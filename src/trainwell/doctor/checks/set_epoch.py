@@ -22,6 +22,7 @@ from trainwell.doctor.events import BatchEvent
 @register
 class SetEpochMissing(Check):
     id = "set-epoch-missing"
+    loop_only = True
     severity = "warning"
     summary = "a shuffling DistributedSampler without sampler.set_epoch(epoch): the same order every epoch"
     text = {

@@ -42,6 +42,7 @@ _MISSING_WORDS = {
 @register
 class ZeroGradMissing(Check):
     id = "zero-grad-missing"
+    loop_only = True
     severity = "error"
     summary = "gradients are never cleared, so they pile up across optimizer steps or hand-written updates"
     text = {
@@ -190,6 +191,7 @@ _MISPLACED_WORDS = {
 @register
 class ZeroGradMisplaced(Check):
     id = "zero-grad-misplaced"
+    loop_only = True
     severity = "error"
     summary = "gradients are cleared between backward() and step() (the step uses zeros), or between two backward()s"
     text = {
