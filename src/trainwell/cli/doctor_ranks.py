@@ -65,10 +65,15 @@ def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console
     wait_s = WAIT_FAILED_S if code else WAIT_S
     store = agent_store()
     if store is not None:  # plain torchrun: the agents' store reaches every machine of the group
-        put_record(store, record(session, code, rank, world))
-        if rank == 0:
-            show(take_records(store, world, wait_s=wait_s), world, lang, json_path, str(args.script), console)
-        return code
+        try:
+            put_record(store, record(session, code, rank, world))
+            records = take_records(store, world, wait_s=wait_s) if rank == 0 else None
+        except RuntimeError as e:  # the store went away (an agent was stopped): this machine's folder instead
+            session.internal_error(None, "handing the record over through torchrun's store", e)
+        else:
+            if records is not None:
+                show(records, world, lang, json_path, str(args.script), console)
+            return code
     folder = shared_folder()
     write_record(folder, record(session, code, rank, world))
     if ENV_DIR in os.environ or rank != 0:
