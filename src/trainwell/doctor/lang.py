@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import locale
 import os
+from collections.abc import Mapping
+from typing import Any
 
 
 def detect_lang(requested: str | None = None) -> str:
@@ -23,3 +25,9 @@ def detect_lang(requested: str | None = None) -> str:
 def pick(lang: str, en: str, zh: str) -> str:
     """The text in the finding's language: for parts of a message that a check composes itself."""
     return zh if lang == "zh" else en
+
+
+def told(lang: str, words: Mapping[str, tuple[str, str]], **values: Any) -> dict[str, str]:
+    """Each part of a finding a check words per case (``{"headline": (en, zh), "story": ..., "remedy": ...}``),
+    in the finding's language and filled with ``values``."""
+    return {part: pick(lang, en, zh).format(**values) for part, (en, zh) in words.items()}

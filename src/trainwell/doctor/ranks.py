@@ -96,7 +96,7 @@ def read_records(folder: Path, world_size: int, *, wait_s: float = 0.0,
 def agent_store() -> Any:
     """A connection of the doctor's own to the store torchrun's agents host for this group, or None where the
     agents host none (``TORCHELASTIC_USE_AGENT_STORE`` is not ``True``: then rank 0's process group owns the
-    store, which is gone once the script has ended) or it cannot be reached."""
+    store, which is gone once the script has ended). Raises ``RuntimeError`` when the store cannot be reached."""
     if os.environ.get(ENV_DIR) or os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
         return None
     from datetime import timedelta
@@ -104,10 +104,10 @@ def agent_store() -> Any:
     from torch.distributed import TCPStore
 
     try:
-        return TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
-                        timeout=timedelta(seconds=STORE_CONNECT_S))
-    except (KeyError, ValueError, RuntimeError):
-        return None
+        address, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    except (KeyError, ValueError) as e:
+        raise RuntimeError(f"torchrun set no usable MASTER_ADDR / MASTER_PORT ({e})") from e
+    return TCPStore(address, port, is_master=False, timeout=timedelta(seconds=STORE_CONNECT_S))
 
 
 def _store_key(rank: int) -> str:

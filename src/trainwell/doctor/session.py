@@ -39,7 +39,7 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
     """A hook body that can never raise into the user's code: a failure is recorded instead."""
 
     def guarded(self: Session, *args: Any) -> Any:
-        if _dynamo_compiling() or _compiler._is_compiling_flag:  # _compiling(), inlined: this runs on every hook
+        if _dynamo_compiling() or _compiler._is_compiling_flag:  # _compiling(), inlined: every hook runs this
             return None  # torch.compile is tracing the model: stay out of its graph (it runs the hooks itself)
         try:
             return method(self, *args)
@@ -329,9 +329,8 @@ class Session:
 
         def relu(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
-            # _compiling() first (inlined): while torch.compile traces, session state must not be touched at all.
-            if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._relus is not None
-                    and session._stack and not session.quiet.active):
+            # _compiling() first: while torch.compile traces, session state must not be touched at all.
+            if not _compiling() and session._relus is not None and session._stack and not session.quiet.active:
                 session._relus.append(out)
             return out
 
@@ -428,8 +427,7 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if (session._active["on_loss"] and not (_dynamo_compiling() or _compiler._is_compiling_flag)
-                    and not session.quiet.active):  # (_compiling(), inlined)
+            if session._active["on_loss"] and not _compiling() and not session.quiet.active:
                 session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)))
             return out
 
@@ -442,7 +440,7 @@ class Session:
         session = self
 
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if session.quiet.active or _dynamo_compiling() or _compiler._is_compiling_flag:
+            if session.quiet.active or _compiling():
                 return fn(tensor, *args, **kwargs)
             ev = BackwardEvent(tensor, _getframe(1))
             session._stack.clear()  # no forward is running now

@@ -141,6 +141,6 @@ class OutOfMemory(ErrorCheck):
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         # One cheap counter read on sampled steps, only once CUDA is in use: shows memory that creeps up.
-        if self.session.sampled and torch.cuda.is_initialized():
+        if torch.cuda.is_initialized():
             self.memory.append((self.session.step, torch.cuda.memory_allocated()))
             del self.memory[:-20]

@@ -195,10 +195,11 @@ class ExplodingGradients(Check):
 
     @sampled_only
     def on_backward_pre(self, ev: BackwardEvent) -> None:
-        """The first loss, before any update, already overflowed inside the model: the initialization makes the
-        values (and so the gradients) explode through the layers or time steps."""
+        """A loss before any update (the step nonfinite-loss calls ``overflow_start``) already overflowed inside the
+        model: the initialization makes the values (and so the gradients) explode through the layers or time
+        steps."""
         s, t = self.session, ev.tensor
-        if (self.reported or s.step != 0 or s.backward_count != 0 or s.nonfinite_data or self.raw_input
+        if (self.reported or s.step != 0 or s.nonfinite_data or self.raw_input
                 or t.grad_fn is None or not t.is_floating_point() or t.numel() != 1 or math.isfinite(float(t.detach()))):
             return
         from trainwell.doctor.checks.nonfinite_loss import diagnose
@@ -211,12 +212,12 @@ class ExplodingGradients(Check):
         self._report(ev.where, {"first_loss": str(float(t.detach())), "overflowed_in": op, "largest_finite": largest},
                     headline=pick(s.lang, "the untrained model's values overflow", "未经训练的模型数值就已溢出"),
                     story=pick(s.lang,
-                               f"The very first loss, before any optimizer step, was {float(t.detach())}: `{op}` "
+                               f"A loss before any optimizer step was {float(t.detach())}: `{op}` "
                                f"received values as large as {largest:.4g} from the model and overflowed. The "
                                f"initial weights multiply the scale at every layer or time step, so the values grow "
                                f"without bound in the forward pass, and the gradients through the same weights "
                                f"grow likewise in the backward pass.",
-                               f"第一个损失（在任何一次优化器更新之前）就是 {float(t.detach())}：`{op}` 从模型收到的值大到 "
+                               f"在任何一次优化器更新之前，损失就是 {float(t.detach())}：`{op}` 从模型收到的值大到 "
                                f"{largest:.4g}，发生了溢出。初始权重在每一层（或每个时间步）都把数值放大，前向传播中数值无限增长，"
                                f"反向传播经过同样的权重，梯度也同样爆炸。"), remedy="init")
 

@@ -483,7 +483,7 @@ class LossNotDecreasing(Check):
         self.returns = 0  # steps that went back to an optimizer used before another one: GAN-style training
         self.training_losses = 0  # loss calls with gradients since the last backward (sampled steps)
         self.only_ce = True  # every sampled backward ran on exactly one cross-entropy / NLL loss
-        self.lr_share = math.inf  # the largest learning rate over the usual one (Adam 1e-3, SGD 1e-2), sampled steps
+        self.lr_share = 0.0  # the largest learning rate over the usual one (Adam 1e-3, SGD 1e-2); 0: not seen
 
     @sampled_only  # the loss a run trains with does not change: sampled steps (the first is one) show it
     def on_loss(self, ev: LossEvent) -> None:
@@ -504,8 +504,8 @@ class LossNotDecreasing(Check):
         key = id(ev.optimizer)
         if self.session.sampled:
             lrs = [g["lr"] for g in ev.optimizer.param_groups if isinstance(g.get("lr"), (int, float))]
-            share = max(lrs, default=math.inf) / _usual_lr(ev.optimizer)
-            self.lr_share = share if self.lr_share == math.inf else max(self.lr_share, share)
+            if lrs:  # (a tensor learning rate, maybe on the device, is not read here)
+                self.lr_share = max(self.lr_share, max(lrs) / _usual_lr(ev.optimizer))
         if key != self.last and key in self.seen:
             self.returns += 1
         self.seen.add(key)
@@ -544,7 +544,7 @@ class LossNotDecreasing(Check):
         """(start, end) of a classifier whose last quarter is still at the level of guessing, else None. A
         learning rate a tenth of the usual or less is lr-too-low's story (its crawl), not this one's."""
         n, c = len(losses), self.classes
-        if (n < self.CHANCE_BACKWARDS or not self.only_ce or c < 2 or self.lr_share <= 0.1
+        if (n < self.CHANCE_BACKWARDS or not self.only_ce or c < 2 or 0 < self.lr_share <= LrTooLow.VERY_LOW_LR
                 or not all(math.isfinite(x) for x in losses)):
             return None
         chance = math.log(c)

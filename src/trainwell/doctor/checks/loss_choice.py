@@ -13,49 +13,49 @@ import torch
 
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import LossEvent
+from trainwell.doctor.lang import pick, told
 
 _REGRESSION = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
 _LOOK = 200  # loss calls examined on every step; later, sampled steps only
 _ABOVE_LOG_PROB = 1e-3  # an NLLLoss input above this is not a log-probability (rounding stays far below)
 
 _DETAIL = {
-    "one_hot": {"en": "The targets are one-hot rows ({classes} columns, one 1 per row): this is classification.",
-                "zh": "目标是 one-hot 行（{classes} 列，每行一个 1）：这是分类任务。"},
-    "class_ids": {"en": "The targets are integer class ids ({classes} distinct values per batch): this is "
-                        "classification.",
-                  "zh": "目标是整数类别编号（每个批次 {classes} 种取值）：这是分类任务。"},
-    "bce_ids": {"en": "The targets are class indices up to {classes}, but a binary loss needs targets in [0, 1]: "
-                      "values above 1 make it meaningless.",
-                "zh": "目标是最大到 {classes} 的类别编号，但二分类损失要求目标在 [0, 1] 之间：大于 1 的目标让损失失去意义。"},
+    "one_hot": ("The targets are one-hot rows ({classes} columns, one 1 per row): this is classification.",
+                "目标是 one-hot 行（{classes} 列，每行一个 1）：这是分类任务。"),
+    "class_ids": ("The targets are integer class ids ({classes} distinct values per batch): this is classification.",
+                  "目标是整数类别编号（每个批次 {classes} 种取值）：这是分类任务。"),
+    "bce_ids": ("The targets are class indices up to {classes}, but a binary loss needs targets in [0, 1]: values "
+                "above 1 make it meaningless.",
+                "目标是最大到 {classes} 的类别编号，但二分类损失要求目标在 [0, 1] 之间：大于 1 的目标让损失失去意义。"),
 }
 # What the finding says, per kind of mismatch: the regression and binary losses share one story.
 _TOLD = {
-    "headline": {"en": "{loss} used for a classification task", "zh": "分类任务用了 {loss}"},
-    "story": {"en": "{detail} {loss} does not treat the outputs as a choice between classes: the model learns slowly, "
-                    "predicts values in between the classes, and its scores are not class probabilities (seen on "
-                    "{count} loss calls).",
-              "zh": "{detail}{loss} 不会把输出当作在各个类别之间做选择：模型学得慢，预测出介于类别之间的值，"
-                    "输出的分数也不是类别概率（在 {count} 次损失调用中都是如此）。"},
-    "remedy": {"en": "use cross-entropy on logits with integer class ids: loss = F.cross_entropy(model(x), y)  "
-                     "# y: class index 0..C-1 (y = onehot.argmax(1)); model outputs one score per class",
-               "zh": "对 logits 使用交叉熵，目标用整数类别编号：loss = F.cross_entropy(model(x), y)  "
-                     "# y 为 0..C-1 的类别下标（y = onehot.argmax(1)）；模型对每个类别输出一个分数"},
+    "headline": ("{loss} used for a classification task", "分类任务用了 {loss}"),
+    "story": ("{detail} {loss} does not treat the outputs as a choice between classes: the model learns slowly, "
+              "predicts values in between the classes, and its scores are not class probabilities (seen on {count} "
+              "loss calls).",
+              "{detail}{loss} 不会把输出当作在各个类别之间做选择：模型学得慢，预测出介于类别之间的值，"
+              "输出的分数也不是类别概率（在 {count} 次损失调用中都是如此）。"),
+    "remedy": ("use cross-entropy on logits with integer class ids: loss = F.cross_entropy(model(x), y)  "
+               "# y: class index 0..C-1 (y = onehot.argmax(1)); model outputs one score per class",
+               "对 logits 使用交叉熵，目标用整数类别编号：loss = F.cross_entropy(model(x), y)  "
+               "# y 为 0..C-1 的类别下标（y = onehot.argmax(1)）；模型对每个类别输出一个分数"),
 }
 _TOLD_NLL = {
-    "headline": {"en": "NLLLoss given raw scores, not log-probabilities", "zh": "NLLLoss 收到的是原始分数，而不是对数概率"},
-    "story": {"en": "The values given to NLLLoss reach {top:.3g} (seen on {count} loss calls), but log-probabilities are "
-                    "never above 0: the model's raw scores go in without log_softmax. NLLLoss only takes minus the "
-                    "target's value, so training pushes that score up without bound and the loss sinks below zero "
-                    "instead of towards it; the other classes' scores never enter the loss, and nothing makes the "
-                    "outputs a probability distribution.",
-              "zh": "传给 NLLLoss 的值最大达到 {top:.3g}（在 {count} 次损失调用中都是如此），但对数概率永远不会大于 0："
-                    "模型的原始分数没有经过 log_softmax 就进了损失。NLLLoss 只取目标类别那个值的相反数，"
-                    "所以训练会把这个分数无限推高，损失跌到 0 以下而不是趋向 0；其他类别的分数根本不进入损失，"
-                    "输出也不会成为概率分布。"},
-    "remedy": {"en": "pass the raw scores to cross_entropy, which applies log_softmax itself: "
-                     "loss = F.cross_entropy(scores, y)  # the same as F.nll_loss(F.log_softmax(scores, dim=1), y)",
-               "zh": "把原始分数交给 cross_entropy，它自己会做 log_softmax：loss = F.cross_entropy(scores, y)"
-                     "  # 等价于 F.nll_loss(F.log_softmax(scores, dim=1), y)"},
+    "headline": ("NLLLoss given raw scores, not log-probabilities", "NLLLoss 收到的是原始分数，而不是对数概率"),
+    "story": ("The values given to NLLLoss reach {top:.3g} (seen on {count} loss calls), but log-probabilities are "
+              "never above 0: the model's raw scores go in without log_softmax. NLLLoss only takes minus the "
+              "target's value, so training pushes that score up without bound and the loss sinks below zero instead "
+              "of towards it; the other classes' scores never enter the loss, and nothing makes the outputs a "
+              "probability distribution.",
+              "传给 NLLLoss 的值最大达到 {top:.3g}（在 {count} 次损失调用中都是如此），但对数概率永远不会大于 0："
+              "模型的原始分数没有经过 log_softmax 就进了损失。NLLLoss 只取目标类别那个值的相反数，"
+              "所以训练会把这个分数无限推高，损失跌到 0 以下而不是趋向 0；其他类别的分数根本不进入损失，"
+              "输出也不会成为概率分布。"),
+    "remedy": ("pass the raw scores to cross_entropy, which applies log_softmax itself: "
+               "loss = F.cross_entropy(scores, y)  # the same as F.nll_loss(F.log_softmax(scores, dim=1), y)",
+               "把原始分数交给 cross_entropy，它自己会做 log_softmax：loss = F.cross_entropy(scores, y)"
+               "  # 等价于 F.nll_loss(F.log_softmax(scores, dim=1), y)"),
 }
 
 
@@ -101,18 +101,20 @@ class WrongLossForTask(Check):
             return
         kind, size = found
         self.hits += 1
-        self.top = max(self.top, size) if kind == "nll_raw" else self.top
+        if kind == "nll_raw":
+            self.top = max(self.top, size)
         if self.hits < self.HITS:
             return
+        lang = self.session.lang
         evidence = {"loss": ev.name, "target_kind": kind, "target_shape": list(t.shape), "input_shape": list(inp.shape)}
         if kind == "nll_raw":
-            told, values = _TOLD_NLL, {"top": self.top, "count": self.hits}
             evidence["max_input"] = self.top
+            parts = told(lang, _TOLD_NLL, top=self.top, count=self.hits)
         else:
-            loss = _REGRESSION.get(ev.name, "BCEWithLogitsLoss")
-            told, values = _TOLD, {"loss": loss, "count": self.hits, "detail": self._say(_DETAIL[kind], classes=size)}
             evidence["classes"] = size
-        self.report(ev.where, evidence, **{part: self._say(texts, **values) for part, texts in told.items()})
+            detail = pick(lang, *_DETAIL[kind]).format(classes=size)
+            parts = told(lang, _TOLD, loss=_REGRESSION.get(ev.name, "BCEWithLogitsLoss"), count=self.hits, detail=detail)
+        self.report(ev.where, evidence, **parts)
 
     def _judge(self, name: str, inp: torch.Tensor, t: torch.Tensor) -> tuple[str, Any] | None:
         if name == "nll_loss" and inp.is_floating_point() and inp.numel() >= 2:
@@ -130,10 +132,6 @@ class WrongLossForTask(Check):
             if top > 1 and float(t.min()) >= 0 and bool((t == t.round()).all()) and top <= 1000:
                 return "bce_ids", int(top)
         return None
-
-    def _say(self, texts: dict[str, str], **values: Any) -> str:
-        return texts.get(self.session.lang, texts["en"]).format(**values)
-
 
 # Ops that only move values around: the probabilities pass through them unchanged.
 _PASS_THROUGH = {"SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0", "ViewBackward0",

@@ -21,8 +21,8 @@ import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_optimizer_params, watched_params
-from trainwell.doctor.lang import pick
 from trainwell.doctor.events import BackwardEvent, StepEvent
+from trainwell.doctor.lang import told
 
 
 _MISSING_WORDS = {
@@ -268,6 +268,4 @@ class ZeroGradMisplaced(Check):
         return f"a tensor of shape {tuple(param.shape)}"
 
     def _report(self, kind: str, where: str | None, evidence: dict[str, int], **values: object) -> None:
-        words = _MISPLACED_WORDS[kind]
-        self.report(where, {"kind": kind, **evidence},
-                    **{part: pick(self.session.lang, en, zh).format(**values) for part, (en, zh) in words.items()})
+        self.report(where, {"kind": kind, **evidence}, **told(self.session.lang, _MISPLACED_WORDS[kind], **values))
