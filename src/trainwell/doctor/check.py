@@ -95,8 +95,21 @@ def sampled_only(handler: H) -> H:
     return handler
 
 
+def sampled_and_next(handler: H) -> H:
+    """Mark an event handler that acts on sampled steps and on the step after each (it compares a step with
+    the one before): the session leaves it out of the other steps."""
+    handler._sampled_only = True  # type: ignore[attr-defined]
+    handler._and_next = True  # type: ignore[attr-defined]
+    return handler
+
+
 def acts_every_step(check: type[Check], method: str) -> bool:
     return not getattr(getattr(check, method), "_sampled_only", False)
+
+
+def acts_after_sampled(check: type[Check], method: str) -> bool:
+    """Whether the handler acts on the step after a sampled one (every-step handlers do too)."""
+    return acts_every_step(check, method) or getattr(getattr(check, method), "_and_next", False)
 
 
 CHECKS: Registry[type[Check]] = Registry("doctor check")

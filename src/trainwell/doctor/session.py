@@ -26,7 +26,7 @@ from torch.nn.modules.loss import _Loss
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.data import dataloader as dataloader_module
 
-from trainwell.doctor.check import CHECKS, Check, acts_every_step
+from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step
 from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
 from trainwell.doctor.where import where
@@ -126,6 +126,8 @@ class Session:
             for m in dir(Check) if m.startswith("on_")}
         self._every_step = {m: [(c, h) for c, h in hs if acts_every_step(type(c), m)]
                             for m, hs in self._handlers.items()}
+        self._after_sampled = {m: [(c, h) for c, h in hs if acts_after_sampled(type(c), m)]  # the step after one
+                               for m, hs in self._handlers.items()}
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
         self._active = self._handlers  # the table for this step: _handlers on sampled steps, else _every_step
@@ -134,8 +136,12 @@ class Session:
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
         self.backward_count = 0
         self.nonfinite_data = False  # a batch with NaN / inf inputs went by (maybe on a step not sampled)
+        self.batches = 0  # batches a DataLoader gave so far
+        self.batch_dataset: int | None = None  # id of the dataset of the latest of them (its loader's, if none)
         self._losses: list[float] = []  # see ``losses``
-        self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet
+        self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet...
+        self._pending_versions: list[int] = []  # ...and their version counters then (see ``_wrap_backward``)
+        self._copy_losses = False  # a loss was changed in place after its backward(): copy them from then on
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
@@ -169,10 +175,18 @@ class Session:
         together, when this is read: read it on sampled steps only, so that other steps never wait."""
         if self._pending_losses:
             pending, self._pending_losses = self._pending_losses, []
+            versions, self._pending_versions = self._pending_versions, []
             if len({t.device for t in pending}) == 1:
-                self._losses += torch.stack(pending).tolist()  # one wait for all of them
+                values = torch.stack(pending).tolist()  # one wait for all of them
             else:
-                self._losses += [float(t) for t in pending]
+                values = [float(t) for t in pending]
+            changed = {i for i, (t, v) in enumerate(zip(pending, versions)) if t._version != v}
+            if changed:  # changed in place since backward() (``total = loss.detach(); total += ...``): not the loss
+                self._copy_losses = True
+                first = len(self._losses)  # (loss_steps[first:] are the steps of ``pending``)
+                values = [x for i, x in enumerate(values) if i not in changed]
+                self.loss_steps[first:] = [s for i, s in enumerate(self.loss_steps[first:]) if i not in changed]
+            self._losses += values
         return self._losses
 
     def has_parameters(self, module: nn.Module) -> bool:
@@ -221,6 +235,7 @@ class Session:
             if (id(check), m) not in self._relaxed:  # (asked again on every sampled step after: nothing to do)
                 self._relaxed.add((id(check), m))
                 self._every_step[m] = [(c, h) for c, h in self._every_step[m] if c is not check]
+                self._after_sampled[m] = [(c, h) for c, h in self._after_sampled[m] if c is not check]
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
@@ -239,7 +254,7 @@ class Session:
                 try:
                     handler(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
-                    for table in (self._handlers, self._every_step):
+                    for table in (self._handlers, self._every_step, self._after_sampled):
                         for name, hs in table.items():
                             table[name] = [(c, h) for c, h in hs if c is not check]
                     self.internal_error(check.id, method, e)
@@ -330,7 +345,8 @@ class Session:
         def relu(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
             # _compiling() first: while torch.compile traces, session state must not be touched at all.
-            if not _compiling() and session._relus is not None and session._stack and not session.quiet.active:
+            if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._relus is not None
+                    and session._stack and not session.quiet.active):
                 session._relus.append(out)
             return out
 
@@ -404,19 +420,29 @@ class Session:
                 self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
                                                           _getframe(1), leaves, relus))
 
-    @_safe
+    # The four hooks below run on every step: _safe's guard is written into each (one call less per hook),
+    # the compile check first (while torch.compile traces, session state must not be touched at all).
+
     def _model_pre(self, module: nn.Module, args: tuple[Any, ...]) -> None:
-        if not self._global_hooks and not self.quiet.active:
+        if not (_dynamo_compiling() or _compiler._is_compiling_flag or self._global_hooks or self.quiet.active):
             self._stack.append(module)
 
-    @_safe
     def _model_post(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        if self._global_hooks or self.quiet.active or not self._stack:
+        if (_dynamo_compiling() or _compiler._is_compiling_flag or self._global_hooks or self.quiet.active
+                or not self._stack):
             return
-        while self._stack and self._stack.pop() is not module:
-            pass
-        if not self._stack and self._active["on_forward"]:
-            self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(), _getframe(1)))
+        try:
+            while self._stack and self._stack.pop() is not module:
+                pass
+            if not self._stack and self._active["on_forward"]:
+                self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(), _getframe(1)))
+        except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
+            self._hook_failed("_model_post", e)
+
+    def _hook_failed(self, name: str, error: Exception) -> None:
+        self.internal_error(None, name, error)
+        if self.debug:
+            raise error
 
     def current_module_stack(self) -> list[nn.Module]:
         """The modules whose forward was running (outermost first): after an error, where it broke."""
@@ -427,7 +453,8 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if session._active["on_loss"] and not _compiling() and not session.quiet.active:
+            if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._active["on_loss"]
+                    and not session.quiet.active):
                 session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)))
             return out
 
@@ -440,11 +467,12 @@ class Session:
         session = self
 
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-            if session.quiet.active or _compiling():
+            if _dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active:
                 return fn(tensor, *args, **kwargs)
             ev = BackwardEvent(tensor, _getframe(1))
             session._stack.clear()  # no forward is running now
-            session._dispatch("on_backward_pre", ev)
+            if session._active["on_backward_pre"]:
+                session._dispatch("on_backward_pre", ev)
             session.in_backward = True
             try:
                 result = fn(tensor, *args, **kwargs)
@@ -452,13 +480,19 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                # A copy, not a view: a loss sliced out of a big tensor must not keep that tensor alive.
-                # (One op for the usual float32 scalar: a clone; a cast copies by itself.)
+                # The usual float32 scalar is kept as it is, detached (no copy, no op: it owns its 4 bytes) with
+                # its version counter, so a change in place later is seen when it is read. A loss sliced out of a
+                # big tensor is copied, so as not to keep that tensor alive; a cast copies by itself.
                 loss = tensor.detach()
-                loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
+                if loss.dtype != torch.float32:
+                    loss = loss.to(torch.float32)
+                elif tensor._base is not None or session._copy_losses:
+                    loss = loss.clone()
                 session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
+                session._pending_versions.append(loss._version)
                 session.loss_steps.append(session.step)
-            session._dispatch("on_backward", ev)
+            if session._active["on_backward"]:
+                session._dispatch("on_backward", ev)
             return result
 
         backward.__doc__ = fn.__doc__
@@ -482,34 +516,43 @@ class Session:
         def __next__(it: Any) -> Any:
             started = time.perf_counter()
             batch = fn(it)  # StopIteration passes through
-            if session._active["on_batch"] and not session.quiet.active:
-                session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
+            if not session.quiet.active:
+                session.batches += 1
+                session.batch_dataset = id(getattr(it, "_dataset", it))
+                if session._active["on_batch"]:
+                    session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
             return batch
 
         return __next__
 
-    @_safe
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if self.quiet.active:
+        if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
             return
-        known = self._known_optimizers.get(id(optimizer))
-        if known is None or known() is not optimizer:
-            self.optimizers.add(optimizer)
-            self.optimizer_count += 1
-            self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
-        if self._active["on_step_pre"]:
-            self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
+        try:
+            known = self._known_optimizers.get(id(optimizer))
+            if known is None or known() is not optimizer:
+                self.optimizers.add(optimizer)
+                self.optimizer_count += 1
+                self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
+            if self._active["on_step_pre"]:
+                self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
+        except Exception as e:  # noqa: BLE001
+            self._hook_failed("_step_pre", e)
 
-    @_safe
     def _step_post(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if self.quiet.active:
+        if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
             return
-        if self._active["on_step"]:
-            self._dispatch("on_step", StepEvent(optimizer, _getframe(1)))
-        self.step += 1
-        self.sampled = sampled = self.sampled_at(self.step)
-        self._active = self._handlers if sampled else self._every_step
-        self._watch_all_modules(sampled)
+        try:
+            if self._active["on_step"]:
+                self._dispatch("on_step", StepEvent(optimizer, _getframe(1)))
+            self.step += 1
+            after = self.sampled
+            self.sampled = sampled = self.sampled_at(self.step)
+            self._active = self._handlers if sampled else self._after_sampled if after else self._every_step
+            if sampled or self._global_hooks:
+                self._watch_all_modules(sampled)
+        except Exception as e:  # noqa: BLE001
+            self._hook_failed("_step_post", e)
 
 
 class _ReportedIds(set):  # type: ignore[type-arg]

@@ -40,7 +40,8 @@ class _Stream:
     last_backward: int = -1
     waits: deque[float] = field(default_factory=lambda: deque(maxlen=200))
     intervals: deque[float] = field(default_factory=lambda: deque(maxlen=200))
-    items: deque[int] = field(default_factory=lambda: deque(maxlen=200))
+    items: deque[int] = field(default_factory=lambda: deque(maxlen=200))  # items in the batches that waited
+    slow: int = 0  # waits in ``waits`` of at least MIN_WAIT_S: fewer than AGREE of them, and there is nothing to judge
     new: int = 0  # intervals added since the last judgement
     num_workers: int = -1
     pin_memory: bool = False
@@ -109,9 +110,14 @@ class DataLoaderBottleneck(Check):
         same_iterator = it is not None and id(it) == s.last_iterator
         # An interval counts when it holds training work and stays inside one epoch's iterator.
         if same_iterator and backward > s.last_backward >= 0:
-            s.waits.append(ev.wait_seconds)
+            wait, waits = ev.wait_seconds, s.waits
+            if len(waits) == waits.maxlen and waits[0] >= MIN_WAIT_S:
+                s.slow -= 1  # about to leave the window
+            waits.append(wait)
             s.intervals.append(now - s.last_time)
-            s.items.append(_batch_size(ev.batch))
+            if wait >= MIN_WAIT_S:  # (only a batch that waited long enough to count is sized)
+                s.slow += 1
+                s.items.append(_batch_size(ev.batch))
             s.new += 1
         s.last_time, s.last_iterator, s.last_backward = now, id(it) if it is not None else 0, backward
         if it is not None and not same_iterator:  # (an iterator's settings are fixed: read once per epoch)
@@ -128,6 +134,8 @@ class DataLoaderBottleneck(Check):
                 self._judge(s, END_AGREE)
 
     def _judge(self, s: _Stream, agree: float) -> None:
+        if s.slow < agree * len(s.intervals):
+            return  # too few batches waited MIN_WAIT_S: no need to sort the window (most runs, on every judgement)
         wait = statistics.median(s.waits)
         interval = statistics.median(s.intervals)
         items = statistics.median(s.items) or 1

@@ -30,12 +30,11 @@ def dead_share(output: object) -> tuple[float, int] | None:
     units = int(output.shape[1])
     if units < 8 or output.numel() // units < 16:
         return None
-    # NaN != 0 counts as alive: a network full of NaN is broken, not dead.
-    nonzero = output.detach().ne(0)
-    if nonzero.ndim > 2:
-        nonzero = nonzero.flatten(2).any(dim=2)
-    alive = nonzero.any(dim=0)
-    return 1.0 - float(alive.float().mean()), units
+    # NaN != 0 counts as alive: a network full of NaN is broken, not dead. Two ops: the non-zero outputs per
+    # unit (over the batch and any positions), then the units with none.
+    out = output.detach()
+    counts = torch.count_nonzero(out.flatten(2), dim=(0, 2)) if out.ndim > 2 else torch.count_nonzero(out, dim=0)
+    return int((counts == 0).sum()) / units, units
 
 
 @register
@@ -83,7 +82,7 @@ class DeadRelu(Check):
             return
         model = ev.module
         if id(model) not in self.trained:
-            if not self.session.optimizers or not self.session.is_trained(model):
+            if not self.session.optimizers or not self.session.has_parameters(model) or not self.session.is_trained(model):
                 return  # a frozen teacher, or before any step: not this run's training
             self.trained.add(id(model))
         step = self.session.step

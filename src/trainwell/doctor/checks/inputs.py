@@ -108,14 +108,17 @@ class NonfiniteInput(Check):
         self.suspect[total.device] = total if seen is None else seen + total
 
     def _sum_kept(self) -> None:
-        """The kept batches into the running sums: one reduction per device and dtype."""
+        """The kept batches into the running sums: one reduction per device, dtype and sample shape."""
         kept, self.kept, self.kept_bytes = self.kept, [], 0
         groups: dict[tuple[Any, ...], list[torch.Tensor]] = {}
         for x, version in kept:
             if x._version != version:  # changed in place since it was fed: what the model saw is gone
                 self.at_once = True
                 continue
-            groups.setdefault((x.device, x.dtype), []).append(x.reshape(-1))
+            if x.ndim == 0:
+                x = x.reshape(1)
+            # Same trailing shape: joined as they are (a reshape per batch would cost more than the sum).
+            groups.setdefault((x.device, x.dtype, x.shape[1:]), []).append(x)
         for xs in groups.values():
             self._note((torch.cat(xs) if len(xs) > 1 else xs[0]).sum(dtype=torch.float32))
 

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.events import BatchEvent, ForwardEvent, StepEvent
+from trainwell.doctor.events import ForwardEvent, StepEvent
 
 COLUMNS = 256  # elements per sample that go into its fingerprint
 MAX_TRAIN = 300_000  # fingerprints kept (memory stays bounded on big datasets)
@@ -116,15 +116,14 @@ class SplitLeakage(Check):
         self.last_model: tuple[Any, int] = (lambda: None, -1)  # (weak reference, number) of the last model called
         # id(tensor) -> (weak reference, number); tensors compare by value, so not a WeakKeyDictionary
         self.sources: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
-        self.fresh_batch: Any = None  # the dataset of a batch fetched since the last model call
+        self.batches = 0  # the session's batch count at the last model call: more now means a fresh batch
         self.where: str | None = None
         self.repeats: set[int] = set()  # models whose training inputs read back lately were almost all known
 
-    def on_batch(self, ev: BatchEvent) -> None:
-        self.fresh_batch = id(getattr(ev.iterator, "_dataset", ev.iterator))
-
     def on_forward(self, ev: ForwardEvent) -> None:
-        batch, self.fresh_batch = self.fresh_batch, None
+        s = self.session
+        batch = s.batch_dataset if s.batches != self.batches else None  # a batch fetched since the last call
+        self.batches = s.batches
         if self.reported or self.pending_rows > MAX_PENDING:
             return
         if self.repeats and ev.grad_enabled and not self.session.sampled:
@@ -189,37 +188,43 @@ class SplitLeakage(Check):
     def on_step(self, ev: StepEvent) -> None:
         self._read()
 
-    def _fingerprints(self, pending: list[tuple[int, Any, torch.Tensor, int, int | None]]) -> list[list[Any]]:
-        """``pending`` with each kept input replaced by its fingerprints, same-shaped inputs hashed together."""
-        entries: list[list[Any]] = []
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for model, evaluation, t, shape, version in pending:
-            if version is not None:
-                if t._version != version:  # changed in place since it was fed: what the model saw is gone
-                    self.at_once = True
-                    continue
-                groups.setdefault((t.shape[1:], t.dtype, t.device), []).append(len(entries))
-            entries.append([model, evaluation, t, shape])
-        for rows in groups.values():  # one shape per group, so one shape hash
-            xs = [entries[i][2] for i in rows]
-            hashes = self.hash(torch.cat(xs) if len(xs) > 1 else xs[0]) ^ entries[rows[0]][3]
-            for i, part in zip(rows, hashes.split([len(x) for x in xs])):
-                entries[i][2] = part
-        return entries
+    def _fingerprints(self, pending: list[tuple[int, Any, torch.Tensor, int, int | None]]) -> list[tuple[int, Any, list[int]]]:
+        """``pending`` as (model, evaluation, fingerprints), in the order the inputs were fed: kept inputs of one
+        sample shape hashed together, and every fingerprint read back from its device at once (one wait per
+        device, no per-input slicing of tensors)."""
+        parts: dict[Any, list[torch.Tensor]] = {}  # device -> fingerprint tensors, in the order of ``order``
+        order: dict[Any, list[tuple[int, int]]] = {}  # device -> (position in pending, rows) per input
+        groups: dict[tuple[Any, ...], list[tuple[int, torch.Tensor]]] = {}
+        for i, (_, _, t, shape, version) in enumerate(pending):
+            if version is None:  # fingerprinted when it was fed
+                parts.setdefault(t.device, []).append(t)
+                order.setdefault(t.device, []).append((i, t.shape[0]))
+            elif t._version != version:  # changed in place since it was fed: what the model saw is gone
+                self.at_once = True
+            else:
+                groups.setdefault((t.shape[1:], t.dtype, t.device, shape), []).append((i, t))
+        for (_, _, device, shape), inputs in groups.items():  # one shape per group, so one shape hash
+            xs = [t for _, t in inputs]
+            parts.setdefault(device, []).append(self.hash(torch.cat(xs) if len(xs) > 1 else xs[0]) ^ shape)
+            order.setdefault(device, []).extend((i, t.shape[0]) for i, t in inputs)
+        rows: dict[int, list[int]] = {}
+        for device, tensors in parts.items():
+            values = (torch.cat(tensors) if len(tensors) > 1 else tensors[0]).tolist()
+            at = 0
+            for i, n in order[device]:
+                rows[i] = values[at:at + n]
+                at += n
+        # Fed order matters: only samples trained on before an evaluation count as leaked into it.
+        return [(pending[i][0], pending[i][1], rows[i]) for i in sorted(rows)]
 
     def _read(self) -> None:
         pending, self.pending, self.pending_rows, self.kept_bytes = self.pending, [], 0, 0
         entries = self._fingerprints(pending) if pending else []
         if not entries:
             return
-        device = entries[0][2].device
-        values = torch.cat([h.to(device) for _, _, h, _ in entries]).tolist()  # one wait for all of them
-        at = 0
         fed: dict[int, list[int]] = {}  # model -> [training rows read back, how many of them were new]
-        for model, evaluation, h, _ in entries:
-            n = h.shape[0]
-            rows = values[at:at + n]
-            at += n
+        for model, evaluation, rows in entries:
+            n = len(rows)
             if evaluation is None:
                 seen = self.train.setdefault(model, set())
                 before = len(seen)

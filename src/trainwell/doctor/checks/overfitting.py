@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register
-from trainwell.doctor.events import BatchEvent, LossEvent
+from trainwell.doctor.events import LossEvent
 
 MIN_RISES = 3  # evaluations after the best one that rose, and the last ones that must all stay above it
 MAX_ROUNDS = 2000
@@ -48,11 +48,7 @@ class Overfitting(Check):
         super().__init__(session)
         # Per evaluation round: (backward count, training losses before it, {source: [device sum, count]}).
         self.rounds: list[tuple[int, int, dict[Any, list[Any]]]] = []
-        self.dataset: int | None = None
         self.where: dict[Any, str | None] = {}
-
-    def on_batch(self, ev: BatchEvent) -> None:
-        self.dataset = id(getattr(ev.iterator, "_dataset", ev.iterator))
 
     def on_loss(self, ev: LossEvent) -> None:
         out = ev.output
@@ -63,7 +59,7 @@ class Overfitting(Check):
             if s.backward_count == 0 or len(self.rounds) >= MAX_ROUNDS:
                 return  # nothing trained yet: a baseline, not an evaluation of training
             self.rounds.append((s.backward_count, len(s.loss_steps), {}))
-        key = (ev.name, ev.where, self.dataset)
+        key = (ev.name, ev.where, s.batch_dataset)
         self.where.setdefault(key, ev.where)
         acc = self.rounds[-1][2].setdefault(key, [0.0, 0])
         acc[0] = acc[0] + out.detach().float().reshape(())  # on the device: no wait

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.check import Check, Text, register, sampled_and_next, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params
 from trainwell.doctor.checks._model_errors import _CONTAINER_FIX, _hidden_layers
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
@@ -126,6 +126,7 @@ class ParamsNotUpdating(Check):
                         taken += 1
         return [(p, p.detach().clone()) for p in chosen.values()]
 
+    @sampled_and_next  # a sampled step's snapshot is compared at the next step
     def on_step_pre(self, ev: StepEvent) -> None:
         if self.reported:
             return
@@ -133,7 +134,8 @@ class ParamsNotUpdating(Check):
         snap = self.snaps.pop(opt, None) if self.snapped else None  # (no weak-reference lookup on most steps)
         self.snapped -= snap is not None
         if snap:
-            # Compared at this optimizer's next step, so weights reloaded after step() count too.
+            # Compared at this optimizer's next step (the step after a sampled one; with several optimizers
+            # taking turns, its next step on a sampled step or after one), so weights reloaded after step() count too.
             self.unread[opt] = ([(p.detach() == old).all() for p, old in snap], sorted({str(p.dtype) for p, _ in snap}))
         if self.session.sampled:
             self.where = ev.where

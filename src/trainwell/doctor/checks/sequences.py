@@ -78,6 +78,7 @@ class LstmBatchFirst(Check):
         if seen:
             self.pending = seen
 
+    @sampled_only  # ``pending`` is filled by a sampled step's forward, and its loss comes in the same step
     def on_loss(self, ev: LossEvent) -> None:
         if not self.pending or self.reported:
             return

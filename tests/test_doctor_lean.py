@@ -1,0 +1,171 @@
+"""The doctor's cheaper paths (fewer calls and tensor ops per step) see what the plain ones saw."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+from trainwell.doctor.checks.dataloader import MIN_WAIT_S
+from trainwell.doctor.checks.dead_relu import dead_share
+from trainwell.doctor.events import BatchEvent
+from trainwell.doctor.session import Session
+
+
+def _reference_dead_share(out: torch.Tensor) -> float:
+    nonzero = out.ne(0)
+    if nonzero.ndim > 2:
+        nonzero = nonzero.flatten(2).any(dim=2)
+    return 1.0 - float(nonzero.any(dim=0).float().mean())
+
+
+def test_dead_share_counts_units_silent_for_the_whole_batch() -> None:
+    torch.manual_seed(0)
+    flat = torch.relu(torch.randn(32, 40))
+    flat[:, :30] = 0
+    flat[5, 3] = float("nan")  # NaN is not zero: that unit is alive (broken, not dead)
+    maps = torch.relu(torch.randn(4, 16, 3, 3))
+    maps[:, 2:9] = 0
+    maps[1, 4, 2, 2] = 0.5  # one position of one sample keeps unit 4 alive
+    for out, dead in ((flat, 29), (maps, 6)):
+        share, units = dead_share(out)
+        assert units == out.shape[1]
+        assert share == dead / units == pytest.approx(_reference_dead_share(out))
+
+
+def _events(check: object, session: Session, waits: list[float]) -> None:
+    it = object()  # one iterator: one epoch
+    frame = sys._getframe()
+    for wait in waits:
+        session.backward_count += 1  # a training step between batches
+        check.on_batch(BatchEvent([torch.zeros(16, 4)], wait, frame, it))  # type: ignore[attr-defined]
+
+
+def test_dataloader_window_counts_its_slow_batches_as_they_come_and_go() -> None:
+    session = Session(checks=["dataloader-bottleneck"])
+    check = session.checks[0]
+    # A few slow batches at first (a cold disk cache), a long fast stretch, then a slow spell: the first
+    # ones leave the 200-batch window, the spell is a tenth of it.
+    _events(check, session, [1e-5] + [0.02] * 5 + [1e-5] * 300 + [0.02] * 20)
+    (stream,) = check.streams.values()
+    assert len(stream.waits) == 200 and stream.slow == sum(w >= MIN_WAIT_S for w in stream.waits) == 20
+    assert not check.reported  # a tenth of the window waited: not a starved loop
+    assert len(stream.items) == 25 and set(stream.items) == {16}  # the sizes of the batches that waited only
+
+
+def test_dataloader_bottleneck_still_said_after_a_few_slow_batches() -> None:
+    session = Session(checks=["dataloader-bottleneck"])
+    check = session.checks[0]
+    _events(check, session, [0.02] * 12)
+    assert check.reported  # every interval waited 20 ms: said at the first judgement (8 intervals)
+    assert [f.id for f in session.findings] == ["dataloader-bottleneck"]
+
+
+def test_split_leakage_counts_training_after_an_evaluation_as_no_leak() -> None:
+    """Samples first evaluated and only later trained on (pseudo-labels, a policy's states) are no leak,
+    also when both happen between two sampled steps and are fingerprinted together."""
+    torch.manual_seed(0)
+    x, y = torch.randn(400, 8), torch.randint(0, 4, (400,))
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def train(rows: slice) -> None:
+        for i in range(rows.start, rows.stop, 20):
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x[i:i + 20]), y[i:i + 20]).backward()
+            opt.step()
+
+    session = Session(checks=["split-leakage"])
+    with session:
+        train(slice(0, 240))  # 12 steps: past the first ten, which are all sampled
+        assert not session.sampled
+        with torch.no_grad():
+            for i in range(240, 400, 40):
+                model(x[i:i + 40])  # evaluated first...
+        train(slice(240, 400))  # ...then trained on: steps 12 to 19, none sampled
+        session.end()
+    assert session.findings == []
+    with Session(checks=["split-leakage"]) as later:  # the same samples evaluated after training: a leak
+        train(slice(0, 400))
+        with torch.no_grad():
+            for i in range(240, 400, 40):
+                model(x[i:i + 40])
+        later.end()
+    assert [f.id for f in later.findings] == ["split-leakage"]
+
+
+def test_nonfinite_input_in_a_batch_of_another_shape_on_a_step_not_sampled() -> None:
+    """Kept batches are summed per sample shape (sequences of several lengths); a NaN in any of them is found."""
+    torch.manual_seed(0)
+    rnn = nn.GRU(3, 8, batch_first=True)
+    head = nn.Linear(8, 1)
+    opt = torch.optim.SGD([*rnn.parameters(), *head.parameters()], lr=0.01)
+    session = Session(checks=["nonfinite-input"])
+    with session:
+        for step in range(40):
+            x = torch.randn(4, 5 + step % 3, 3)  # three sequence lengths
+            if step == 13:  # a step that is not sampled
+                x[2, 1, 0] = float("nan")
+            out, _ = rnn(x)
+            loss = head(torch.nan_to_num(out[:, -1])).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        session.end()
+    assert session.nonfinite_data
+
+
+def test_losses_are_kept_without_a_copy_and_one_changed_in_place_is_left_out() -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    session = Session(checks=[])
+    with session:
+        total, seen = None, []
+        for _ in range(6):
+            loss = model(torch.randn(8, 4)).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            seen.append(loss.item())
+            # A running total that starts as the first loss itself: the first loss is then changed in place.
+            total = loss.detach() if total is None else total.add_(loss.detach())
+        per_output = model(torch.randn(8, 4)).pow(2).mean(0)
+        opt.zero_grad()
+        per_output[1].backward()  # a loss sliced out of a bigger tensor: copied, not kept as a view of it
+        kept = session._pending_losses[-1]
+        assert kept.untyped_storage().data_ptr() != per_output.untyped_storage().data_ptr()
+        losses = session.losses
+    assert losses == seen[1:] + [per_output[1].item()]  # the first one was the running total when read back
+    assert session.loss_steps == [1, 2, 3, 4, 5, 6]  # each loss still with its own step
+    assert session._copy_losses  # from then on, copies
+
+
+def test_params_not_updating_looks_at_sampled_steps_and_the_step_after_only() -> None:
+    torch.manual_seed(0)
+    x, y = torch.randn(256, 6), torch.randint(0, 3, (256,))
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # a learning rate of 0: nothing ever moves
+    session = Session(checks=["params-not-updating"])
+    check = session.checks[0]
+    calls: list[int] = []
+    watched = check.on_step_pre
+
+    def counted(ev: object) -> None:
+        calls.append(session.step)
+        watched(ev)  # type: ignore[arg-type]
+
+    for table in (session._handlers, session._after_sampled):
+        table["on_step_pre"] = [(check, counted)]
+    assert session._every_step["on_step_pre"] == []
+    with session:
+        for step in range(60):
+            i = step % 8 * 32
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
+            opt.step()
+        session.end()
+    assert calls == [*range(0, 12), 20, 21, 30, 31, 40, 41, 50, 51]
+    assert [f.id for f in session.findings] == ["params-not-updating"]
