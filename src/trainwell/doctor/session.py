@@ -139,9 +139,7 @@ class Session:
         self.batches = 0  # batches a DataLoader gave so far
         self.batch_dataset: int | None = None  # id of the dataset of the latest of them (its loader's, if none)
         self._losses: list[float] = []  # see ``losses``
-        self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet...
-        self._pending_versions: list[int] = []  # ...and their version counters then (see ``_wrap_backward``)
-        self._copy_losses = False  # a loss was changed in place after its backward(): copy them from then on
+        self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level modules seen in forward
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
@@ -175,18 +173,10 @@ class Session:
         together, when this is read: read it on sampled steps only, so that other steps never wait."""
         if self._pending_losses:
             pending, self._pending_losses = self._pending_losses, []
-            versions, self._pending_versions = self._pending_versions, []
             if len({t.device for t in pending}) == 1:
-                values = torch.stack(pending).tolist()  # one wait for all of them
+                self._losses += torch.stack(pending).tolist()  # one wait for all of them
             else:
-                values = [float(t) for t in pending]
-            changed = {i for i, (t, v) in enumerate(zip(pending, versions)) if t._version != v}
-            if changed:  # changed in place since backward() (``total = loss.detach(); total += ...``): not the loss
-                self._copy_losses = True
-                first = len(self._losses)  # (loss_steps[first:] are the steps of ``pending``)
-                values = [x for i, x in enumerate(values) if i not in changed]
-                self.loss_steps[first:] = [s for i, s in enumerate(self.loss_steps[first:]) if i not in changed]
-            self._losses += values
+                self._losses += [float(t) for t in pending]
         return self._losses
 
     def has_parameters(self, module: nn.Module) -> bool:
@@ -480,16 +470,13 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                # The usual float32 scalar is kept as it is, detached (no copy, no op: it owns its 4 bytes) with
-                # its version counter, so a change in place later is seen when it is read. A loss sliced out of a
-                # big tensor is copied, so as not to keep that tensor alive; a cast copies by itself.
+                # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
+                # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out of
+                # a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a clone;
+                # a cast copies by itself.)
                 loss = tensor.detach()
-                if loss.dtype != torch.float32:
-                    loss = loss.to(torch.float32)
-                elif tensor._base is not None or session._copy_losses:
-                    loss = loss.clone()
+                loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
                 session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
-                session._pending_versions.append(loss._version)
                 session.loss_steps.append(session.step)
             if session._active["on_backward"]:
                 session._dispatch("on_backward", ev)
