@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -294,7 +295,9 @@ def test_a_killed_worker_restarts_the_group_from_the_last_checkpoint(tmp_path: P
                      "--max-restarts", "1", "-m", "trainwell", "train", *args, "--out", "run"],
                     _env(PYTHONPATH=str(tmp_path), TW_KILL_AT="30", TORCH_DISABLE_SHARE_RDZV_TCP_STORE="1"), tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "exitcode: -9" in done.stdout and "Resuming" in done.stdout, done.stdout[-3000:]
+    # The agent names the first failure it sees: rank 1's SIGKILL, or, when it looks a moment later, rank 0
+    # stopped by its own SIGTERM (a race inside torchrun); either way the group came back from the checkpoint.
+    assert re.search(r"exitcode: -(9|15)\b", done.stdout) and "Resuming" in done.stdout, done.stdout[-3000:]
     gap = _gap(_weights(tmp_path / "single"), _weights(tmp_path / "run"))
     assert gap <= 1e-4, f"max weight difference {gap:.3g}"
     steps = [int(line.split(",")[0]) for line in (tmp_path / "run" / "steps.csv").read_text().splitlines()[1:]]
