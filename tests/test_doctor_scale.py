@@ -304,10 +304,16 @@ def test_row_signatures_match_across_copies_and_differ_between_rows() -> None:
     assert row_signatures(torch.tensor(3.0)) is None
 
 
-def test_an_agent_store_that_cannot_be_reached_is_an_error_not_a_silent_none(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_agent_store_that_cannot_be_reached_is_an_error_not_a_silent_none(monkeypatch: pytest.MonkeyPatch,
+                                                                            tmp_path: Path) -> None:
     """run_rank records the failure as the doctor's own error (said in the report) and falls back to files."""
+    import argparse
+    import io
     import socket
 
+    from rich.console import Console
+
+    from trainwell.cli.doctor_ranks import run_rank
     from trainwell.doctor import ranks
 
     with socket.socket() as s:
@@ -320,5 +326,17 @@ def test_an_agent_store_that_cannot_be_reached_is_an_error_not_a_silent_none(mon
     monkeypatch.setattr(ranks, "STORE_CONNECT_S", 1.0)
     with pytest.raises(RuntimeError):
         ranks.agent_store()
+    # The worker itself: one rank of one, its script done, its record handed over through this machine's folder.
+    script = tmp_path / "tiny.py"
+    script.write_text("import torch\nprint(float(torch.ones(2).sum()))\n")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    report = tmp_path / "report.json"
+    args = argparse.Namespace(script=str(script), args=[], debug=False)
+    assert run_rank(args, "en", str(report), Console(file=io.StringIO())) == 0
+    errors = json.loads(report.read_text())["internal_errors"]
+    assert len(errors) == 1 and "handing the record over through torchrun's store" in errors[0], errors
     monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "False")
     assert ranks.agent_store() is None  # no store offered: the folder, as documented

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     from trainwell.doctor import checks as _builtin  # noqa: F401
     from trainwell.doctor.check import CHECKS
-    from trainwell.doctor.lang import detect_lang
+    from trainwell.doctor.lang import detect_lang, pick
 
     lang = detect_lang(args.lang)
     rows = [{"id": e.name, "severity": e.obj.severity, "summary": e.summary,
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(r["id"] + mark, r["severity"], r["summary"] if lang == "en" else r["title"])
     console = Console()
     console.print(table)
-    console.print("* judges a training loop's own code: off inside `trainwell train` and `fit`, whose loop does it "
-                  "right by construction" if lang != "zh" else
-                  "* 检查的是训练循环本身的代码：在 `trainwell train` 和 `fit` 中关闭，因为 trainwell 的循环本身就保证了这一点")
+    console.print(pick(lang, "* judges a training loop's own code: off inside `trainwell train` and `fit`, whose loop "
+                             "does it right by construction",
+                       "* 检查的是训练循环本身的代码：在 `trainwell train` 和 `fit` 中关闭，因为 trainwell 的循环本身就保证了这一点"))
     return 0

@@ -44,9 +44,7 @@ def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args)
         except Exception as e:  # noqa: BLE001
-            self.internal_error(None, method.__name__, e)
-            if self.debug:
-                raise
+            self._hook_failed(method.__name__, e)
             return None
 
     guarded.__name__ = method.__name__
@@ -130,7 +128,8 @@ class Session:
                                for m, hs in self._handlers.items()}
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
-        self._active = self._handlers  # the table for this step: _handlers on sampled steps, else _every_step
+        # The table for this step: _handlers on sampled steps, _after_sampled on the step after one, else _every_step.
+        self._active = self._handlers
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
@@ -430,6 +429,7 @@ class Session:
             self._hook_failed("_model_post", e)
 
     def _hook_failed(self, name: str, error: Exception) -> None:
+        """A hook's own failure: recorded (and said) once, the user's code goes on; raised under ``--debug``."""
         self.internal_error(None, name, error)
         if self.debug:
             raise error

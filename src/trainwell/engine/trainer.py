@@ -267,9 +267,9 @@ class Trainer:
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
-        # Only callbacks that look at gradients cost a call per step.
         self._interrupted = False  # a first Ctrl-C arrived: stop at the next step boundary
         self._at_boundary = True  # no step is half done: the state is one a checkpoint can resume exactly
+        # Only callbacks that look at gradients cost a call per step.
         self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
                                for cb in self.callbacks)
 
@@ -441,9 +441,8 @@ class Trainer:
     def _call(self, hook: str, *args: Any) -> None:
         base = getattr(Callback, hook, None)
         for cb in self.callbacks:
-            method = getattr(cb, hook)
-            if getattr(method, "__func__", None) is not base:  # the base class's hooks do nothing: not called
-                method(self, *args)
+            if getattr(type(cb), hook, None) is not base:  # the base class's hooks do nothing: not called
+                getattr(cb, hook)(self, *args)
 
     def _train_epoch(self) -> None:
         st = self.state
