@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -143,11 +144,24 @@ def test_losses_are_copies_the_script_cannot_change_later() -> None:
     assert session.loss_steps == [0, 1, 2, 3, 4]
 
 
-def test_params_not_updating_looks_at_sampled_steps_and_the_step_after_only() -> None:
+def _classifier(lr: float) -> tuple[Callable[[int], None], torch.optim.Optimizer]:
+    """A small classifier and its SGD optimizer; ``step(i)`` trains on the i-th of 8 batches of 32."""
     torch.manual_seed(0)
     x, y = torch.randn(256, 6), torch.randint(0, 3, (256,))
     model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
-    opt = torch.optim.SGD(model.parameters(), lr=0.0)  # a learning rate of 0: nothing ever moves
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+
+    def step(i: int) -> None:
+        i = i % 8 * 32
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
+        opt.step()
+
+    return step, opt
+
+
+def test_params_not_updating_looks_at_sampled_steps_and_the_step_after_only() -> None:
+    train_step, _ = _classifier(lr=0.0)  # a learning rate of 0: nothing ever moves
     session = Session(checks=["params-not-updating"])
     check = session.checks[0]
     calls: list[int] = []
@@ -162,10 +176,92 @@ def test_params_not_updating_looks_at_sampled_steps_and_the_step_after_only() ->
     assert session._every_step["on_step_pre"] == []
     with session:
         for step in range(60):
-            i = step % 8 * 32
-            opt.zero_grad()
-            nn.functional.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
-            opt.step()
+            train_step(step)
         session.end()
     assert calls == [*range(0, 12), 20, 21, 30, 31, 40, 41, 50, 51]
     assert [f.id for f in session.findings] == ["params-not-updating"]
+
+
+class _FunctionalNet(nn.Module):
+    """ReLUs called as functions in forward(), the second layer's units all pushed below zero."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.out = nn.Linear(8, 32), nn.Linear(32, 32), nn.Linear(32, 4)
+        with torch.no_grad():
+            self.b.bias.fill_(-50.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.relu(self.b(nn.functional.relu(self.a(x)))))
+
+
+def test_each_relu_is_measured_once_and_numbered_in_call_order() -> None:
+    """F.relu calls torch.relu, and nn.ReLU calls F.relu: each ReLU output is one entry, so the dead layer of a
+    model with functional ReLUs is named by its place (the second), and no output is measured twice."""
+    torch.manual_seed(0)
+    seen: list[tuple[int, int]] = []
+    for model in (_FunctionalNet(), nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                                                   nn.Linear(32, 4))):
+        if isinstance(model, nn.Sequential):
+            with torch.no_grad():
+                model[2].bias.fill_(-50.0)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        session = Session(checks=["dead-relu"])
+        check = session.checks[0]
+        watched = check.on_forward
+
+        def counted(ev: object, watched: object = watched) -> None:
+            relus = sum(isinstance(m, nn.ReLU) for m, _, _ in ev.leaf_calls)  # type: ignore[attr-defined]
+            seen.append((relus, len(ev.functional_relus)))  # type: ignore[attr-defined]
+            watched(ev)  # type: ignore[operator]
+
+        session._handlers["on_forward"] = [(check, counted)]
+        with session:
+            for _ in range(30):
+                opt.zero_grad()
+                nn.functional.cross_entropy(model(torch.randn(64, 8)), torch.randint(0, 4, (64,))).backward()
+                opt.step()
+            session.end()
+        assert [f.evidence["relu_index"] for f in session.findings] == [2]
+    assert set(seen[:10]) == {(0, 2)} and set(seen[-10:]) == {(2, 0)}
+
+
+def test_norms_and_relative_changes_match_one_op_per_tensor() -> None:
+    """The shared foreach helpers give each tensor's own norm, also for float16 (computed in float32, past
+    float16's range) and float64 (not foreach-able in float32: one op each)."""
+    from trainwell.doctor.checks._grads import grad_norm, norms, relative_changes
+
+    torch.manual_seed(0)
+    ts = [torch.randn(40, 30), torch.full((100,), 3000.0, dtype=torch.float16), torch.randn(7, dtype=torch.float64),
+          torch.randn(5).to(torch.bfloat16)]
+    expected = [float(t.float().norm()) for t in ts]
+    assert norms(ts) == pytest.approx(expected, rel=1e-5)
+    assert norms(ts[:2]) == pytest.approx(expected[:2], rel=1e-5)  # the foreach path, float16 past 65,504
+    params = [nn.Parameter(t.clone().float()) for t in ts]
+    for p in params:
+        p.grad = p.detach() * 2
+    assert grad_norm(params) == pytest.approx(2 * float(torch.stack([p.detach().norm() for p in params]).norm()),
+                                              rel=1e-5)
+    before = [(p, p.detach().clone()) for p in params]
+    with torch.no_grad():
+        for i, p in enumerate(params):
+            p.mul_(1 + 0.1 * (i + 1))
+    assert relative_changes(before) == pytest.approx([0.1 * (i + 1) for i in range(len(params))], rel=1e-4)
+    assert relative_changes([]) == [] and norms([]) == []
+
+
+def test_params_not_updating_stops_copying_once_the_weights_moved() -> None:
+    """An optimizer seen updating its weights is never this bug again (what stops later converged): no more
+    copies or comparisons for it."""
+    train_step, opt = _classifier(lr=0.1)
+    session = Session(checks=["params-not-updating"])
+    check = session.checks[0]
+    with session:
+        for step in range(40):
+            train_step(step)
+            if step == 2:
+                assert opt in check.moved
+            if step >= 2:
+                assert not check.snaps and not check.unread and check.snapped == 0
+        session.end()
+    assert session.findings == []

@@ -91,3 +91,25 @@ def test_a_nan_batch_on_a_step_that_is_not_sampled_is_still_found() -> None:
     assert "nonfinite-loss" in found
     assert found["nonfinite-loss"].evidence["cause"] == "weights_data"  # the data, not the learning rate
     assert "backward call 156" in found["nonfinite-loss"].message  # the first non-finite loss, not a later one
+
+
+def test_a_sampled_step_reads_back_few_times(doctor_reads: list[int]) -> None:
+    """On a sampled step past the start, the doctor's reads are batched: norms and comparisons of several
+    tensors come back together, not one wait per tensor (each is a pipeline stall on a GPU)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                          nn.Linear(32, 3))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(512, 8), torch.randint(0, 3, (512,))
+    late: list[int] = []
+    with trainwell.doctor.watch(show=False) as session:
+        for step in range(400):
+            sampled, before = session.sampled, doctor_reads[0]
+            i = step % 16 * 32
+            opt.zero_grad()
+            F.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
+            opt.step()
+            if sampled and step >= 100:
+                late.append(doctor_reads[0] - before)
+    assert session.findings == [] and session.internal_errors == []
+    assert len(late) == 12 and max(late) <= 16, late

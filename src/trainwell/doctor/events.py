@@ -65,7 +65,8 @@ class ForwardEvent(_Located):
         self.grad_enabled = grad_enabled
         self._where = where
         self.leaf_calls = leaf_calls if leaf_calls is not None else []  # (module, input, output) in order
-        self.functional_relus = functional_relus if functional_relus is not None else []  # F.relu outputs, in order
+        # The output of each ReLU called as a function (F.relu / torch.relu, once each; an nn.ReLU's is in leaf_calls).
+        self.functional_relus = functional_relus if functional_relus is not None else []
 
 
 class LossEvent(_Located):

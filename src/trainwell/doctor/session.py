@@ -336,7 +336,11 @@ class Session:
             # _compiling() first: while torch.compile traces, session state must not be touched at all.
             if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._relus is not None
                     and session._stack and not session.quiet.active):
-                session._relus.append(out)
+                relus = session._relus
+                # One entry per ReLU: F.relu calls torch.relu (both watched: the same output twice), and an
+                # nn.ReLU's output is already among the leaf calls.
+                if not (relus and relus[-1] is out) and not isinstance(session._stack[-1], nn.ReLU):
+                    relus.append(out)
             return out
 
         relu.__wrapped__ = fn  # type: ignore[attr-defined]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -52,17 +53,58 @@ def grad_is_clear(p: torch.Tensor) -> bool:
     return p.grad is None or not bool(p.grad.any())
 
 
+_FOREACH_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def norm_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """The 2-norm of each tensor, computed in float32 (a float16 norm overflows from 65,504), left on its
+    device: one foreach call for the usual float32 / float16 / bfloat16 tensors, one op each otherwise."""
+    if not tensors:
+        return []
+    if all(t.dtype in _FOREACH_DTYPES for t in tensors):
+        try:
+            return list(torch._foreach_norm([t.detach() for t in tensors], 2, dtype=torch.float32))
+        except (RuntimeError, TypeError, AttributeError):  # a private op: where it is missing or refuses, one by one
+            pass
+    return [t.detach().float().norm() for t in tensors]
+
+
+def read_back(values: Sequence[torch.Tensor]) -> list[float]:
+    """Scalar tensors as floats, with one wait per device (one in all, for a model on one device)."""
+    if not values:
+        return []
+    if len({v.device for v in values}) == 1:
+        return torch.stack(list(values)).tolist()
+    return [float(v) for v in values]
+
+
+def norms(tensors: Sequence[torch.Tensor]) -> list[float]:
+    """The 2-norm of each tensor (in float32), read back together."""
+    return read_back(norm_tensors(tensors))
+
+
+def relative_changes(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
+    """||p - before|| / ||before|| of each (parameter, its copy from before a step), read back together."""
+    if not pairs:
+        return []
+    now, before = [p.detach() for p, _ in pairs], [b for _, b in pairs]
+    try:
+        diffs = list(torch._foreach_sub(now, before))
+    except (RuntimeError, TypeError, AttributeError):  # (see norm_tensors)
+        diffs = [a - b for a, b in zip(now, before)]
+    values = read_back(norm_tensors(diffs) + norm_tensors(before))
+    k = len(pairs)
+    return [d / max(b, 1e-12) for d, b in zip(values[:k], values[k:])]
+
+
 def grad_norm(params: Iterable[torch.Tensor]) -> float:
-    norms = [p.grad.detach().float().norm() for p in params if p.grad is not None]
-    return float(torch.stack(norms).norm()) if norms else 0.0
+    """The norm of all the gradients together (the norm of their norms)."""
+    each = norms([p.grad for p in params if p.grad is not None])
+    return math.sqrt(math.fsum(n * n for n in each)) if each else 0.0
 
 
 def layer_grad_norms(model: nn.Module) -> list[tuple[str, float]]:
     """(name, gradient norm) of each weight matrix / kernel (ndim >= 2), in definition order; read back
     from the device together (one wait, not one per layer)."""
-    named = [(name, p.grad.detach().float().norm()) for name, p in model.named_parameters()
-             if p.grad is not None and p.ndim >= 2]
-    if len({norm.device for _, norm in named}) > 1:  # a model split over devices
-        return [(name, float(norm)) for name, norm in named]
-    values = torch.stack([norm for _, norm in named]).tolist() if named else []
-    return [(name, value) for (name, _), value in zip(named, values)]
+    named = [(name, p.grad) for name, p in model.named_parameters() if p.grad is not None and p.ndim >= 2]
+    return [(name, value) for (name, _), value in zip(named, norms([g for _, g in named]))]

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks._grads import read_back
 from trainwell.doctor.events import ForwardEvent
 
 if TYPE_CHECKING:
@@ -23,18 +24,30 @@ if TYPE_CHECKING:
 
 
 def dead_share(output: object) -> tuple[float, int] | None:
-    """(share of units that are zero for the whole batch, number of units), or None when the output is too
-    small to say (fewer than 8 units, or fewer than 16 values per unit)."""
-    if not (isinstance(output, torch.Tensor) and output.is_floating_point() and output.ndim >= 2):
-        return None
-    units = int(output.shape[1])
-    if units < 8 or output.numel() // units < 16:
-        return None
-    # NaN != 0 counts as alive: a network full of NaN is broken, not dead. Two ops: the non-zero outputs per
-    # unit (over the batch and any positions), then the units with none.
-    out = output.detach()
-    counts = torch.count_nonzero(out.flatten(2), dim=(0, 2)) if out.ndim > 2 else torch.count_nonzero(out, dim=0)
-    return int((counts == 0).sum()) / units, units
+    """(share of units that are zero for the whole batch, number of units) of a ReLU's output (no value below
+    zero), or None when the output is too small to say (fewer than 8 units, or fewer than 16 values per unit)."""
+    return dead_shares([output])[0]
+
+
+def dead_shares(outputs: list[object]) -> list[tuple[float, int] | None]:
+    """``dead_share`` of each output, read back from the device together (one wait, not one per ReLU)."""
+    measured: list[tuple[int, int, torch.Tensor]] = []  # (position, units, units that are not silent)
+    for i, output in enumerate(outputs):
+        if not (isinstance(output, torch.Tensor) and output.is_floating_point() and output.ndim >= 2):
+            continue
+        units = int(output.shape[1])
+        if units < 8 or output.numel() // units < 16:
+            continue
+        # Nothing is below zero, so a unit is zero for the whole batch when its largest value is: two reductions,
+        # a third of count_nonzero's time per unit. NaN propagates through amax and counts as alive: a network
+        # full of NaN is broken, not dead.
+        out = output.detach()
+        top = out.flatten(2).amax(dim=(0, 2)) if out.ndim > 2 else out.amax(dim=0)
+        measured.append((i, units, torch.count_nonzero(top)))
+    shares: list[tuple[float, int] | None] = [None] * len(outputs)
+    for (i, units, _), alive in zip(measured, read_back([n for _, _, n in measured])):
+        shares[i] = ((units - int(alive)) / units, units)
+    return shares
 
 
 @register
@@ -87,8 +100,7 @@ class DeadRelu(Check):
             self.trained.add(id(model))
         step = self.session.step
         relus = [out for module, _, out in ev.leaf_calls if isinstance(module, nn.ReLU)] + ev.functional_relus
-        for i, out in enumerate(relus):
-            measured = dead_share(out)
+        for i, measured in enumerate(dead_shares(relus)):
             if measured is None:
                 continue
             share, units = measured

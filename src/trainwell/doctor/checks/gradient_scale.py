@@ -15,7 +15,8 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import grad_norm, optimizer_params, watched_optimizer_params
+from trainwell.doctor.checks._grads import (grad_norm, norms, optimizer_params, relative_changes,
+                                           watched_optimizer_params)
 from trainwell.doctor.checks.learning_rate import loss_classes, stalled_loss
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 from trainwell.doctor.lang import pick
@@ -136,11 +137,11 @@ class ExplodingGradients(Check):
         mats, self.before_mats = self.before_mats, []
         if not before:
             return
-        ratio = max(_moved(before))
+        ratio = max(relative_changes(before))
         if not math.isfinite(ratio) or ratio > self.BLOWUP:
             self.blowup = (self.session.step, ratio, self.norm, ev.where)
         if mats:
-            self.early_moves.append(max(_moved(mats)))
+            self.early_moves.append(max(relative_changes(mats)))
         if len(self.early_moves) == 5:  # five steps in: enough to see whether the first updates were all too large
             self._judge_start(ev.where)
 
@@ -260,9 +261,7 @@ class ExplodingGradients(Check):
                                  f"{base:.4g}，此时损失仍是有限值。"))
 
 
-def _moved(before: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
-    """||w - w_before|| / ||w_before|| of each (parameter, its copy before the step)."""
-    return [float((p.detach() - old).float().norm()) / max(float(old.float().norm()), 1e-12) for p, old in before]
+
 
 
 def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -> list[torch.Tensor]:
@@ -339,7 +338,7 @@ class VanishingGradients(Check):
             live = [p for p in weights if id(p) in owned and p.requires_grad and p.grad is not None]
             if len(live) < 3:
                 continue
-            first, last = (float(p.grad.detach().float().norm()) for p in (live[0], live[-1]))
+            first, last = norms([live[0].grad, live[-1].grad])  # type: ignore[list-item]
             key = id(model)
             weak = 0 < first <= self.RATIO_STUCK * last
             self.weak[key] = (self.weak[key][0] + 1 if weak and key in self.weak else int(weak), first, last,

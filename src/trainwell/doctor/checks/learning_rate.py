@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks._grads import norms, relative_changes
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 from trainwell.doctor.lang import pick
 
@@ -296,11 +297,11 @@ class LrTooLow(Check):
             return
         mats = [p for g in ev.optimizer.param_groups for p in g["params"]
                 if p.ndim >= 2 and p.grad is not None and not p.grad.is_sparse]
-        for p in sorted(mats, key=lambda t: t.numel())[: self.WATCH]:
-            w = p.detach()
-            wn = float(w.float().norm())
+        mats = sorted(mats, key=lambda t: t.numel())[: self.WATCH]
+        sizes = norms([*mats, *(p.grad for p in mats)])  # the weights' and the gradients' norms: one wait
+        for p, wn, gn in zip(mats, sizes, sizes[len(mats):]):
             if wn > 0 and math.isfinite(wn):
-                self.pending.append((p, w.clone(), wn, float(p.grad.detach().float().norm())))
+                self.pending.append((p, p.detach().clone(), wn, gn))
 
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
@@ -313,8 +314,7 @@ class LrTooLow(Check):
             self.where = ev.where
         if not self.pending:
             return
-        alive = [(float((p.detach() - before).float().norm()) / wn) for p, before, wn, gn in self.pending
-                 if gn / wn >= self.MIN_GRAD]
+        alive = relative_changes([(p, before) for p, before, wn, gn in self.pending if gn / wn >= self.MIN_GRAD])
         self.pending = []
         # A step whose gradients are all vanishingly small says nothing about the learning rate.
         ratio = max(alive) if alive else math.inf

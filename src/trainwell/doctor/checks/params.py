@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_and_next, sampled_only
-from trainwell.doctor.checks._grads import optimizer_params
+from trainwell.doctor.checks._grads import optimizer_params, read_back
 from trainwell.doctor.checks._model_errors import _CONTAINER_FIX, _hidden_layers
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
@@ -128,9 +128,11 @@ class ParamsNotUpdating(Check):
 
     @sampled_and_next  # a sampled step's snapshot is compared at the next step
     def on_step_pre(self, ev: StepEvent) -> None:
-        if self.reported:
-            return
         opt = ev.optimizer
+        if self.reported or opt in self.moved:
+            # Weights that changed once and stop later are a model that converged, never this bug: an optimizer
+            # seen updating is not watched again (the usual run, from its second sampled step on).
+            return
         snap = self.snaps.pop(opt, None) if self.snapped else None  # (no weak-reference lookup on most steps)
         self.snapped -= snap is not None
         if snap:
@@ -140,7 +142,7 @@ class ParamsNotUpdating(Check):
         if self.session.sampled:
             self.where = ev.where
             self._read(opt)
-            if self.reported:
+            if self.reported or opt in self.moved:
                 return
             self.snapped += opt not in self.snaps
             self.snaps[opt] = self._snapshot(opt)
@@ -155,7 +157,7 @@ class ParamsNotUpdating(Check):
         unread, dtypes = self.unread.pop(opt, (None, []))
         if unread is None:
             return
-        same = all(bool(t) for t in unread)
+        same = all(read_back(unread))  # one wait
         if not same or _loss_fell(self.session.losses):
             self.moved.add(opt)
         # Weights that did move once and then stop are a model that converged (or a line search
