@@ -30,7 +30,10 @@ def test_dead_share_counts_units_silent_for_the_whole_batch() -> None:
     maps = torch.relu(torch.randn(4, 16, 3, 3))
     maps[:, 2:9] = 0
     maps[1, 4, 2, 2] = 0.5  # one position of one sample keeps unit 4 alive
-    for out, dead in ((flat, 29), (maps, 6)):
+    shifted = torch.relu(torch.randn(32, 40))
+    shifted[:, :10] = 0
+    shifted[::2, :5] = -1.0  # below zero (a ReLU subclass, a change in place): not silent, so not dead
+    for out, dead in ((flat, 29), (maps, 6), (shifted, 5)):
         share, units = dead_share(out)
         assert units == out.shape[1]
         assert share == dead / units == pytest.approx(_reference_dead_share(out))
@@ -195,9 +198,10 @@ class _FunctionalNet(nn.Module):
         return self.out(torch.relu(self.b(nn.functional.relu(self.a(x)))))
 
 
-def test_each_relu_is_measured_once_and_numbered_in_call_order() -> None:
+def test_each_relu_is_measured_once_and_numbered_by_its_place() -> None:
     """F.relu calls torch.relu, and nn.ReLU calls F.relu: each ReLU output is one entry, so the dead layer of a
-    model with functional ReLUs is named by its place (the second), and no output is measured twice."""
+    model with functional ReLUs (or with nn.ReLU modules) is named by its place, the second, and no output is
+    measured twice. (A model mixing both is numbered modules first.)"""
     torch.manual_seed(0)
     seen: list[tuple[int, int]] = []
     for model in (_FunctionalNet(), nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
@@ -236,7 +240,8 @@ def test_norms_and_relative_changes_match_one_op_per_tensor() -> None:
           torch.randn(5).to(torch.bfloat16)]
     expected = [float(t.float().norm()) for t in ts]
     assert norms(ts) == pytest.approx(expected, rel=1e-5)
-    assert norms(ts[:2]) == pytest.approx(expected[:2], rel=1e-5)  # the foreach path, float16 past 65,504
+    # The foreach path (all foreach-able dtypes), float16 whose squares pass 65,504: summed in float32.
+    assert norms(ts[:2]) == pytest.approx(expected[:2], rel=1e-5)
     params = [nn.Parameter(t.clone().float()) for t in ts]
     for p in params:
         p.grad = p.detach() * 2
@@ -248,6 +253,7 @@ def test_norms_and_relative_changes_match_one_op_per_tensor() -> None:
             p.mul_(1 + 0.1 * (i + 1))
     assert relative_changes(before) == pytest.approx([0.1 * (i + 1) for i in range(len(params))], rel=1e-4)
     assert relative_changes([]) == [] and norms([]) == []
+    assert norms([torch.zeros(0), torch.full((4,), 2.0)]) == [0.0, 4.0]  # an empty tensor: one op each
 
 
 def test_params_not_updating_stops_copying_once_the_weights_moved() -> None:
@@ -265,3 +271,32 @@ def test_params_not_updating_stops_copying_once_the_weights_moved() -> None:
                 assert not check.snaps and not check.unread and check.snapped == 0
         session.end()
     assert session.findings == []
+
+
+class _GatedReLU(nn.ReLU):
+    """An nn.ReLU with a layer of its own: not a leaf, so its F.relu output is the only record of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = nn.Linear(32, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.relu(x) * torch.sigmoid(self.gate(x))
+
+
+def test_a_relu_module_with_children_is_still_measured() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), _GatedReLU(), nn.Linear(32, 4))
+    session = Session(checks=["dead-relu"])
+    seen: list[int] = []
+    check = session.checks[0]
+    watched = check.on_forward
+
+    def counted(ev: object) -> None:
+        seen.append(len(ev.functional_relus))  # type: ignore[attr-defined]
+        watched(ev)  # type: ignore[arg-type]
+
+    session._handlers["on_forward"] = [(check, counted)]
+    with session:
+        model(torch.randn(16, 8))
+    assert seen == [1]

@@ -112,4 +112,4 @@ def test_a_sampled_step_reads_back_few_times(doctor_reads: list[int]) -> None:
             if sampled and step >= 100:
                 late.append(doctor_reads[0] - before)
     assert session.findings == [] and session.internal_errors == []
-    assert len(late) == 12 and max(late) <= 16, late
+    assert len(late) == 12 and max(late) <= 20, late  # 16 now; 45 when each tensor was read back alone

@@ -337,9 +337,10 @@ class Session:
             if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._relus is not None
                     and session._stack and not session.quiet.active):
                 relus = session._relus
-                # One entry per ReLU: F.relu calls torch.relu (both watched: the same output twice), and an
-                # nn.ReLU's output is already among the leaf calls.
-                if not (relus and relus[-1] is out) and not isinstance(session._stack[-1], nn.ReLU):
+                # One entry per ReLU: F.relu calls torch.relu (both watched: the same output twice), and a leaf
+                # nn.ReLU's output is already among the leaf calls (one with children of its own is not a leaf).
+                top = session._stack[-1]
+                if not (relus and relus[-1] is out) and not (isinstance(top, nn.ReLU) and not top._modules):
                     relus.append(out)
             return out
 

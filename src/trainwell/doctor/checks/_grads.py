@@ -61,7 +61,9 @@ def norm_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     device: one foreach call for the usual float32 / float16 / bfloat16 tensors, one op each otherwise."""
     if not tensors:
         return []
-    if all(t.dtype in _FOREACH_DTYPES for t in tensors):
+    # (Not with an empty tensor in the list: torch before 2.6 gave wrong norms for such lists on CUDA, pytorch
+    # issue 140066; FSDP shards can be empty.)
+    if all(t.dtype in _FOREACH_DTYPES and t.numel() for t in tensors):
         try:
             return list(torch._foreach_norm([t.detach() for t in tensors], 2, dtype=torch.float32))
         except (RuntimeError, TypeError, AttributeError):  # a private op: where it is missing or refuses, one by one
@@ -70,7 +72,7 @@ def norm_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
 
 
 def read_back(values: Sequence[torch.Tensor]) -> list[float]:
-    """Scalar tensors as floats, with one wait per device (one in all, for a model on one device)."""
+    """Scalar tensors as Python numbers: one wait for tensors all on one device (the usual), else one each."""
     if not values:
         return []
     if len({v.device for v in values}) == 1:

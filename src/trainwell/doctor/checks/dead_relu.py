@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 
 def dead_share(output: object) -> tuple[float, int] | None:
-    """(share of units that are zero for the whole batch, number of units) of a ReLU's output (no value below
-    zero), or None when the output is too small to say (fewer than 8 units, or fewer than 16 values per unit)."""
+    """(share of units that are zero for the whole batch, number of units), or None when the output is too
+    small to say (fewer than 8 units, or fewer than 16 values per unit)."""
     return dead_shares([output])[0]
 
 
@@ -38,10 +38,10 @@ def dead_shares(outputs: list[object]) -> list[tuple[float, int] | None]:
         units = int(output.shape[1])
         if units < 8 or output.numel() // units < 16:
             continue
-        # Nothing is below zero, so a unit is zero for the whole batch when its largest value is: two reductions,
-        # a third of count_nonzero's time per unit. NaN propagates through amax and counts as alive: a network
-        # full of NaN is broken, not dead.
-        out = output.detach()
+        # A unit is zero for the whole batch when its largest absolute value is: three ops, a third of the time
+        # of count_nonzero per unit (abs: an nn.ReLU subclass or a change made in place may leave values below
+        # zero). NaN propagates through both and counts as alive: a network full of NaN is broken, not dead.
+        out = output.detach().abs()
         top = out.flatten(2).amax(dim=(0, 2)) if out.ndim > 2 else out.amax(dim=0)
         measured.append((i, units, torch.count_nonzero(top)))
     shares: list[tuple[float, int] | None] = [None] * len(outputs)

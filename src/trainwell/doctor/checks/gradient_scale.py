@@ -261,9 +261,6 @@ class ExplodingGradients(Check):
                                  f"{base:.4g}，此时损失仍是有限值。"))
 
 
-
-
-
 def _weights_in_call_order(leaf_calls: list[tuple[nn.Module, object, object]]) -> list[torch.Tensor]:
     """The weight matrices / kernels of the leaf modules in the order they ran (embeddings left out:
     their gradients are sparse and small by nature)."""
