@@ -230,18 +230,28 @@ def test_each_relu_is_measured_once_and_numbered_by_its_place() -> None:
     assert set(seen[:10]) == {(0, 2)} and set(seen[-10:]) == {(2, 0)}
 
 
-def test_norms_and_relative_changes_match_one_op_per_tensor() -> None:
+def test_norms_and_relative_changes_match_one_op_per_tensor(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared foreach helpers give each tensor's own norm, also for float16 (computed in float32, past
     float16's range) and float64 (not foreach-able in float32: one op each)."""
-    from trainwell.doctor.checks._grads import grad_norm, norms, relative_changes
+    from trainwell.doctor.checks._grads import change_norms, grad_norm, norms, relative_changes
 
+    foreach_calls: list[int] = []
+    foreach_norm = torch._foreach_norm
+
+    def counted(tensors: list[torch.Tensor], *args: object, **kwargs: object) -> object:
+        foreach_calls.append(len(tensors))
+        return foreach_norm(tensors, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "_foreach_norm", counted)
     torch.manual_seed(0)
     ts = [torch.randn(40, 30), torch.full((100,), 3000.0, dtype=torch.float16), torch.randn(7, dtype=torch.float64),
           torch.randn(5).to(torch.bfloat16)]
     expected = [float(t.float().norm()) for t in ts]
     assert norms(ts) == pytest.approx(expected, rel=1e-5)
+    assert foreach_calls == []  # float64 in the list: one op each
     # The foreach path (all foreach-able dtypes), float16 whose squares pass 65,504: summed in float32.
     assert norms(ts[:2]) == pytest.approx(expected[:2], rel=1e-5)
+    assert foreach_calls == [2]
     params = [nn.Parameter(t.clone().float()) for t in ts]
     for p in params:
         p.grad = p.detach() * 2
@@ -252,8 +262,12 @@ def test_norms_and_relative_changes_match_one_op_per_tensor() -> None:
         for i, p in enumerate(params):
             p.mul_(1 + 0.1 * (i + 1))
     assert relative_changes(before) == pytest.approx([0.1 * (i + 1) for i in range(len(params))], rel=1e-4)
+    assert change_norms(before) == pytest.approx([0.1 * (i + 1) * float(b.norm()) for i, (_, b) in enumerate(before)],
+                                                 rel=1e-4)
     assert relative_changes([]) == [] and norms([]) == []
+    foreach_calls.clear()
     assert norms([torch.zeros(0), torch.full((4,), 2.0)]) == [0.0, 4.0]  # an empty tensor: one op each
+    assert foreach_calls == []
 
 
 def test_params_not_updating_stops_copying_once_the_weights_moved() -> None:

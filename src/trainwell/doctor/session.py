@@ -82,6 +82,15 @@ def _where() -> str | None:
         return None
 
 
+def read_back(values: list[torch.Tensor]) -> list[Any]:
+    """Scalar tensors as Python numbers: one wait for tensors all on one device (the usual), else one each."""
+    if not values:
+        return []
+    if len({v.device for v in values}) == 1:
+        return torch.stack(list(values)).tolist()
+    return [v.item() for v in values]
+
+
 class _Guard:
     """Re-entrancy flag: the doctor's own tensor work must not produce events."""
 
@@ -172,10 +181,7 @@ class Session:
         together, when this is read: read it on sampled steps only, so that other steps never wait."""
         if self._pending_losses:
             pending, self._pending_losses = self._pending_losses, []
-            if len({t.device for t in pending}) == 1:
-                self._losses += torch.stack(pending).tolist()  # one wait for all of them
-            else:
-                self._losses += [float(t) for t in pending]
+            self._losses += read_back(pending)  # one wait for all of them
         return self._losses
 
     def has_parameters(self, module: nn.Module) -> bool:

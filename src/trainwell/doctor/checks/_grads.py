@@ -10,6 +10,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from trainwell.doctor.session import read_back  # (the checks take it from here, with the other helpers)
+
 
 def watched_params(params: Iterable[torch.Tensor], limit: int = 8) -> list[torch.Tensor]:
     """A few trainable parameters, smallest first, so per-step checks stay cheap."""
@@ -71,30 +73,29 @@ def norm_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     return [t.detach().float().norm() for t in tensors]
 
 
-def read_back(values: Sequence[torch.Tensor]) -> list[float]:
-    """Scalar tensors as Python numbers: one wait for tensors all on one device (the usual), else one each."""
-    if not values:
-        return []
-    if len({v.device for v in values}) == 1:
-        return torch.stack(list(values)).tolist()
-    return [float(v) for v in values]
-
-
 def norms(tensors: Sequence[torch.Tensor]) -> list[float]:
     """The 2-norm of each tensor (in float32), read back together."""
     return read_back(norm_tensors(tensors))
+
+
+def _differences(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> list[torch.Tensor]:
+    now, before = [p.detach() for p, _ in pairs], [b for _, b in pairs]
+    try:
+        return list(torch._foreach_sub(now, before))
+    except (RuntimeError, TypeError, AttributeError):  # (see norm_tensors)
+        return [a - b for a, b in zip(now, before)]
+
+
+def change_norms(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
+    """||p - before|| of each (parameter, its copy from before a step), read back together."""
+    return norms(_differences(pairs)) if pairs else []
 
 
 def relative_changes(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
     """||p - before|| / ||before|| of each (parameter, its copy from before a step), read back together."""
     if not pairs:
         return []
-    now, before = [p.detach() for p, _ in pairs], [b for _, b in pairs]
-    try:
-        diffs = list(torch._foreach_sub(now, before))
-    except (RuntimeError, TypeError, AttributeError):  # (see norm_tensors)
-        diffs = [a - b for a, b in zip(now, before)]
-    values = read_back(norm_tensors(diffs) + norm_tensors(before))
+    values = read_back(norm_tensors(_differences(pairs)) + norm_tensors([b for _, b in pairs]))
     k = len(pairs)
     return [d / max(b, 1e-12) for d, b in zip(values[:k], values[k:])]
 

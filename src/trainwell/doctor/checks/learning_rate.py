@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import norms, relative_changes
+from trainwell.doctor.checks._grads import change_norms, norms
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 from trainwell.doctor.lang import pick
 
@@ -314,7 +314,8 @@ class LrTooLow(Check):
             self.where = ev.where
         if not self.pending:
             return
-        alive = relative_changes([(p, before) for p, before, wn, gn in self.pending if gn / wn >= self.MIN_GRAD])
+        live = [(p, before, wn) for p, before, wn, gn in self.pending if gn / wn >= self.MIN_GRAD]
+        alive = [d / wn for d, (_, _, wn) in zip(change_norms([(p, before) for p, before, _ in live]), live)]
         self.pending = []
         # A step whose gradients are all vanishingly small says nothing about the learning rate.
         ratio = max(alive) if alive else math.inf
