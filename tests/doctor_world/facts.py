@@ -20,4 +20,13 @@ print("main", sys.modules["__main__"] is sys.modules[__name__], pickle.loads(pic
 os.chdir(os.path.dirname(__file__))  # works only when __file__ is absolute or the cwd is the script's folder
 print("sibling", open("sibling.txt").read().strip())
 warnings.warn("a warning from the script")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+# torch warns with stacklevel=2 from functions the doctor wraps: the warning names the line that called them,
+# once per line (two lines: two warnings), and nn.MSELoss's own line for the module.
+column, row = torch.zeros(4, 1), torch.zeros(4)
+F.mse_loss(column, row)
+F.mse_loss(column, row)
+torch.nn.MSELoss()(column, row)
 print("to stderr", file=sys.stderr)

@@ -17,6 +17,7 @@ import builtins
 import torch
 
 from trainwell.doctor.events import CallEvent
+from trainwell.doctor.warnsite import skipped
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -54,7 +55,7 @@ def _watched(session: Session, name: str, fn: Callable[..., Any], *, method: boo
     call.__wrapped__ = fn  # type: ignore[attr-defined]
     call.__name__ = getattr(fn, "__name__", name)
     call.__doc__ = fn.__doc__
-    return call
+    return skipped(call)
 
 
 def _watched_open(session: Session, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -68,4 +69,4 @@ def _watched_open(session: Session, fn: Callable[..., Any]) -> Callable[..., Any
 
     open.__wrapped__ = fn  # type: ignore[attr-defined]
     open.__doc__ = fn.__doc__
-    return open
+    return skipped(open)

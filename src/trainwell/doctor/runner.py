@@ -5,7 +5,8 @@ same globals (``__file__`` absolute, ``__builtins__`` the module, ``__package__`
 None, a source loader), ``sys.argv`` as typed, ``sys.path[0]`` its folder. An uncaught exception
 is printed by ``sys.excepthook`` as Python prints it (with its "Did you mean" hints), with the
 runner's and the doctor's own frames left out, and exits 1; ``sys.exit`` gives its own code;
-Ctrl-C exits 130. The doctor's findings go to stderr, each in a delimited block.
+Ctrl-C exits 130. A warning a library raises for its caller names the script's line, as without the
+doctor's wrappers (``warnsite.py``). The doctor's findings go to stderr, each in a delimited block.
 """
 
 from __future__ import annotations

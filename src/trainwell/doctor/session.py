@@ -29,6 +29,7 @@ from torch.utils.data import dataloader as dataloader_module
 from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step
 from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
+from trainwell.doctor.warnsite import skipped, warn as _warn_past_wrappers
 from trainwell.doctor.where import where
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "binary_cross_entropy",
@@ -302,6 +303,7 @@ class Session:
         saved_filters = warnings.filters[:]
         self._undo.append(lambda: _restore_warning_filters(saved_filters))
         warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
+        self._patch(warnings, "warn", _warn_past_wrappers)  # a library's warning names the script's line, not ours
         self._undo.append(optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre).remove)
         self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
@@ -352,7 +354,7 @@ class Session:
 
         relu.__wrapped__ = fn  # type: ignore[attr-defined]
         relu.__doc__ = fn.__doc__
-        return relu
+        return skipped(relu)
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
@@ -462,7 +464,7 @@ class Session:
         loss_fn.__wrapped__ = fn  # type: ignore[attr-defined]
         loss_fn.__name__ = fn.__name__
         loss_fn.__doc__ = fn.__doc__
-        return loss_fn
+        return skipped(loss_fn)
 
     def _wrap_backward(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self
@@ -494,7 +496,7 @@ class Session:
             return result
 
         backward.__doc__ = fn.__doc__
-        return backward
+        return skipped(backward)
 
     def _wrap_zero_grad(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self
@@ -506,7 +508,7 @@ class Session:
             return result
 
         zero_grad.__doc__ = fn.__doc__
-        return zero_grad
+        return skipped(zero_grad)
 
     def _wrap_next(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self
@@ -521,7 +523,7 @@ class Session:
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
             return batch
 
-        return __next__
+        return skipped(__next__)
 
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
