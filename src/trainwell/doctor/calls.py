@@ -53,6 +53,7 @@ def _watched(session: Session, name: str, fn: Callable[..., Any], *, method: boo
         return fn(*args, **kwargs)
 
     call.__wrapped__ = fn  # type: ignore[attr-defined]
+    call._torchdynamo_inline = fn  # type: ignore[attr-defined]  # compiled code calls the original (see session.py)
     call.__name__ = getattr(fn, "__name__", name)
     call.__doc__ = fn.__doc__
     return skipped(call)

@@ -29,7 +29,7 @@ from torch.utils.data import dataloader as dataloader_module
 from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step
 from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
-from trainwell.doctor.warnsite import skipped, warn as _warn_past_wrappers
+from trainwell.doctor.warnsite import past_wrappers, skipped
 from trainwell.doctor.where import where
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "binary_cross_entropy",
@@ -303,7 +303,7 @@ class Session:
         saved_filters = warnings.filters[:]
         self._undo.append(lambda: _restore_warning_filters(saved_filters))
         warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
-        self._patch(warnings, "warn", _warn_past_wrappers)  # a library's warning names the script's line, not ours
+        self._patch(warnings, "warn", past_wrappers(warnings.warn))  # a library's warning names the script's line
         self._undo.append(optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre).remove)
         self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
@@ -353,6 +353,10 @@ class Session:
             return out
 
         relu.__wrapped__ = fn  # type: ignore[attr-defined]
+        # torch.compile traces the original in our place (the wrapper does nothing while it traces), and Dynamo's
+        # table of torch functions, made once per process from `torch.relu` and `F.relu` as they are at the time,
+        # keeps the originals even when it is made on a sampled step (else every later ReLU breaks the graph).
+        relu._torchdynamo_inline = fn  # type: ignore[attr-defined]
         relu.__doc__ = fn.__doc__
         return skipped(relu)
 
@@ -462,6 +466,7 @@ class Session:
             return out
 
         loss_fn.__wrapped__ = fn  # type: ignore[attr-defined]
+        loss_fn._torchdynamo_inline = fn  # type: ignore[attr-defined]  # (as for relu: compiled code calls the original)
         loss_fn.__name__ = fn.__name__
         loss_fn.__doc__ = fn.__doc__
         return skipped(loss_fn)

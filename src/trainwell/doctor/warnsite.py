@@ -4,42 +4,62 @@ A library function that warns with ``stacklevel=2`` (``F.mse_loss`` on inputs of
 names its caller's line. When the doctor's wrapper stands between the script and that function, the
 caller is the wrapper: Python would print ``session.py`` and the wrapper's own line, keep the
 "shown once" record for the wrapper's module, and match ``module=`` filters against trainwell.
-``warn`` below stands in for ``warnings.warn`` while a session is installed: it does not count the
-wrappers' frames, so the warning gets the file, line, module and once-per-place record that
-``python script.py`` gives it. Warnings raised by C code called straight from a wrapper (its
-``stacklevel`` is the innermost Python frame) are not redirected.
+``past_wrappers(warnings.warn)`` stands in for ``warnings.warn`` while a session is installed: it does not
+count the wrappers' frames, so the warning gets the file, line, module and once-per-place record that
+``python script.py`` gives it. Warnings raised by C code called straight from a wrapper (they name the
+innermost Python frame) are not redirected.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-import warnings
+from collections.abc import Callable
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 WRAPPERS: set[CodeType] = set()  # the code of every wrapper the doctor puts between a script and a library call
-_original = warnings.warn
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the doctor's files (skip_file_prefixes)
 
 
-def skipped(fn: Any) -> Any:
+def skipped(fn: F) -> F:
     """Register a wrapper function, so that warnings do not count its frame; returns it."""
-    WRAPPERS.add(fn.__code__)
+    WRAPPERS.add(fn.__code__)  # type: ignore[attr-defined]
     return fn
 
 
-def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None, **kwargs: Any) -> None:
-    """``warnings.warn``, counting ``stacklevel`` over the frames that are not the doctor's wrappers."""
-    level = stacklevel
-    if stacklevel > 1:
-        frame = sys._getframe(1)  # level 1: the function that warns
-        counted = 1
-        while counted < stacklevel and frame.f_back is not None:
-            frame = frame.f_back
-            if frame.f_code in WRAPPERS:
-                level += 1  # not counted: look one frame further out
-            else:
-                counted += 1
-    _original(message, category, level + 1, source, **kwargs)  # (+1: this frame)
+def past_wrappers(original: Callable[..., None]) -> Callable[..., None]:
+    """``original`` (the ``warnings.warn`` in place at install) counting ``stacklevel`` over the frames that are
+    not the doctor's wrappers."""
 
+    def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None, **kwargs: Any) -> None:
+        level = max(stacklevel, 1)  # (Python reads a level below 1 as 1: the function that warns)
+        prefixes = tuple(kwargs.get("skip_file_prefixes") or ())
+        if prefixes:
+            # Python 3.12+ skips the frames under these prefixes itself (the doctor's own added), counting at least
+            # 2 levels from the frame that calls it: this one, or, when that is skipped too, the one that warns.
+            kwargs["skip_file_prefixes"] = (*prefixes, _HERE)
+            try:
+                warner = sys._getframe(1).f_code.co_filename
+            except ValueError:
+                warner = ""
+            original(message, category, max(level, 2) + (0 if warner.startswith(prefixes) else 1), source, **kwargs)
+            return
+        if level > 1:
+            try:
+                frame = sys._getframe(1)  # level 1: the function that warns
+            except ValueError:  # no Python caller at all: nothing to count past
+                frame = None
+            counted = 1
+            while frame is not None and counted < stacklevel and frame.f_back is not None:
+                frame = frame.f_back
+                if frame.f_code in WRAPPERS:
+                    level += 1  # not counted: look one frame further out
+                else:
+                    counted += 1
+        original(message, category, level + 1, source, **kwargs)  # (+1: this frame)
 
-warn.__doc__ = _original.__doc__
+    warn.__doc__ = original.__doc__
+    return warn

@@ -1,14 +1,18 @@
-"""loss-broadcast: a regression loss given predictions and targets of shapes that broadcast into a bigger one.
+"""loss-broadcast: predictions and targets whose shapes broadcast into a bigger one in a regression loss.
 
 ``F.mse_loss(pred, y)`` with ``pred`` of shape (N, 1) and ``y`` of shape (N,) compares every prediction with
-every target: the (N, N) differences are averaged, the best the model can do is predict the targets' mean
-for every sample, and the loss levels off at their variance. PyTorch only warns, once, in a line that scrolls away. Judged from
-the shapes alone: both sides must grow when broadcast, so a target given as one number for the whole batch
-(a constant, which only the target side stretches) is not this bug.
+every target: the (N, N) differences are averaged, the best the model can do is give every sample the same
+prediction, and the loss levels off at the targets' spread. PyTorch only warns, once, in a line that scrolls
+away. Judged from the shapes, on a loss that trains (its input has a gradient): both sides must grow when
+broadcast, so a target given as one number (0-d, or expanded) is not this bug, nor a target whose values are
+all equal (``torch.ones(N)`` against a discriminator's (N, 1) scores gives the same loss either way), nor a
+``reduction="none"`` call (pairwise distances taken on purpose).
 
-The same error written by hand (``((pred - y) ** 2).mean()``, ``(pred - y).abs().sum()``) has no loss
-function to watch: on sampled steps, a scalar loss that reduces a square or absolute value of a
-difference of shape (N, N), while the model's output that step was (N, 1) or (N,), is the same bug.
+The same error written by hand (``((pred - y) ** 2).mean()``, ``(pred - y).abs().sum() / len(y)``) has no
+loss function to watch. On sampled steps, a scalar loss that is a mean or sum (maybe divided or scaled once)
+of the square or absolute value of a difference of shape (N, N), where the difference subtracts a tensor
+without a gradient from the model's own (N, 1) or (N,) output of that step, is the same bug. The output is
+recognized by a mark put in its graph node's metadata, which lives exactly as long as the node.
 """
 
 from __future__ import annotations
@@ -22,19 +26,28 @@ from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent
 from trainwell.doctor.lang import pick, told
 
-_REGRESSION = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+_REGRESSION = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
 _LOOK = 200  # loss calls looked at on every step; later, sampled steps only (a run's losses show early)
+_MARK = "trainwell.loss_broadcast.output"  # in the metadata of the model output's graph node
+_REDUCE = {"MeanBackward0", "MeanBackward1", "SumBackward0", "SumBackward1"}
+_ERROR = {"PowBackward0", "AbsBackward0", "MulBackward0"}  # d ** 2, d.abs(), d * d
+_SCALE = {"DivBackward0", "DivBackward1", "MulBackward0", "MulBackward1"}  # a reduction divided or scaled after
 
-_TOLD = {
-    "prediction_column": (
-        "the predictions have a trailing dimension of 1 that the targets lack",
-        "预测比目标多了一个大小为 1 的末尾维度"),
-    "target_column": (
-        "the targets have a trailing dimension of 1 that the predictions lack",
-        "目标比预测多了一个大小为 1 的末尾维度"),
+_STORY = {
+    "loss": ("{loss} was given predictions of shape {pred} and targets of shape {target}: {why}. PyTorch broadcasts "
+             "them to {both}",
+             "{loss} 收到的预测形状为 {pred}，目标形状为 {target}：{why}。PyTorch 会把它们广播成 {both}"),
+    "by_hand": ("A squared / absolute error written by hand subtracts the targets from the model's output of shape "
+                "{pred}, and the difference has shape {both}: the targets are shaped {target}, not like the output",
+                "手写的平方 / 绝对误差用模型形状为 {pred} 的输出减去目标，差的形状却是 {both}：目标的形状是 {target}，"
+                "与输出不同"),
+}
+_WHY = {
+    "prediction_column": ("the predictions have a trailing dimension of 1 that the targets lack",
+                          "预测比目标多了一个大小为 1 的末尾维度"),
+    "target_column": ("the targets have a trailing dimension of 1 that the predictions lack",
+                      "目标比预测多了一个大小为 1 的末尾维度"),
     "other": ("the two shapes differ", "两者形状不同"),
-    "by_hand": ("the error is computed by hand, and the difference of predictions and targets came out as {both}",
-                "误差是手写计算的，预测与目标之差的形状变成了 {both}"),
 }
 _FIX = {
     "prediction_column": ("drop the prediction's last dimension (or give the targets one): "
@@ -45,24 +58,16 @@ _FIX = {
                       "loss = criterion(pred, y.squeeze(-1))  # or criterion(pred.unsqueeze(-1), y)",
                       "去掉目标的最后一维（或给预测加上这一维）："
                       "loss = criterion(pred, y.squeeze(-1))  # 或 criterion(pred.unsqueeze(-1), y)"),
-    "by_hand": ("give the predictions and the targets the same shape before subtracting: "
-                "loss = ((pred.squeeze(-1) - y) ** 2).mean()  # or y.view(-1, 1); F.mse_loss(pred, y) warns about this",
-                "相减之前先让预测和目标形状一致：loss = ((pred.squeeze(-1) - y) ** 2).mean()"
-                "  # 或 y.view(-1, 1)；用 F.mse_loss(pred, y) 时 PyTorch 会对此发出警告"),
     "other": ("give the predictions and the targets the same shape before the loss "
               "(check the model's last layer and how the targets are built): assert pred.shape == y.shape",
               "在计算损失之前让预测和目标形状一致（检查模型最后一层和目标的构造方式）：assert pred.shape == y.shape"),
+    "by_hand_column": ("give the targets the output's shape before subtracting: "
+                       "loss = ((pred - y.view(-1, 1)) ** 2).mean()  # or pred.squeeze(-1) - y",
+                       "相减之前先让目标与输出形状一致：loss = ((pred - y.view(-1, 1)) ** 2).mean()  # 或 pred.squeeze(-1) - y"),
+    "by_hand_flat": ("give the targets the output's shape before subtracting: "
+                     "loss = ((pred - y.view(-1)) ** 2).mean()  # y was (N, 1)",
+                     "相减之前先让目标与输出形状一致：loss = ((pred - y.view(-1)) ** 2).mean()  # y 原来是 (N, 1)"),
 }
-
-
-_REDUCE = {"MeanBackward0", "MeanBackward1", "SumBackward0", "SumBackward1"}
-_ERROR = {"PowBackward0", "AbsBackward0", "MulBackward0"}  # d ** 2, d.abs(), d * d
-_SCALE = {"DivBackward0", "DivBackward1", "MulBackward0", "MulBackward1"}  # a reduction divided or scaled after
-
-
-def _first(node: Any) -> Any:
-    """The graph node that made a node's first input (None for a constant)."""
-    return node.next_functions[0][0] if node.next_functions else None
 
 
 def _kind(pred: torch.Size, target: torch.Size) -> str:
@@ -71,6 +76,18 @@ def _kind(pred: torch.Size, target: torch.Size) -> str:
     if target[-1:] == (1,) and target[:-1] == pred:
         return "target_column"
     return "other"
+
+
+def _first(node: Any) -> Any:
+    """The graph node that made a node's first input (None for a tensor without a graph)."""
+    return node.next_functions[0][0] if node.next_functions else None
+
+
+def _marked(node: Any) -> bool:
+    try:
+        return node is not None and _MARK in node.metadata
+    except (AttributeError, RuntimeError):
+        return False
 
 
 @register
@@ -82,17 +99,15 @@ class LossBroadcast(Check):
     text = {
         "en": Text(
             title="The loss compares every prediction with every target",
-            message="{loss} was given predictions of shape {pred} and targets of shape {target}: {why}. PyTorch "
-                    "broadcasts them to {both} ({times}x the elements of either) instead of pairing each prediction "
-                    "with its own target, so the loss averages over all pairs. The best the model can then do is "
-                    "give every sample the same prediction (for MSE, the targets' mean): the loss "
-                    "stops near the targets' spread and the predictions ignore the inputs.",
+            message="{story} instead of pairing each prediction with its own target, so the loss averages over all "
+                    "pairs. The best the model can then do is give every sample the same prediction (for a squared "
+                    "error, the targets' mean): the loss stops near the targets' spread and the predictions ignore "
+                    "the inputs.",
             fix="{remedy}"),
         "zh": Text(
             title="损失把每个预测和每个目标都比较了一遍",
-            message="{loss} 收到的预测形状为 {pred}，目标形状为 {target}：{why}。PyTorch 会把它们广播成 {both}"
-                    "（元素数是任一方的 {times} 倍），而不是把每个预测与它自己的目标配对，于是损失是在所有配对上取平均。"
-                    "这样模型最多只能对所有样本给出同一个预测（MSE 下即目标的均值）：损失停在目标的离散程度附近，"
+            message="{story}，而不是把每个预测与它自己的目标配对，于是损失是在所有配对上取平均。"
+                    "这样模型最多只能对所有样本给出同一个预测（平方误差下即目标的均值）：损失停在目标的离散程度附近，"
                     "预测与输入无关。",
             fix="{remedy}"),
     }
@@ -100,37 +115,7 @@ class LossBroadcast(Check):
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.calls = 0
-        # The shape of the model's latest output with a graph, and the id of its graph node (sampled steps).
-        self.output: tuple[tuple[int, ...], int] | None = None
-
-    @sampled_only
-    def on_forward(self, ev: ForwardEvent) -> None:
-        out = ev.output
-        if ev.grad_enabled and isinstance(out, torch.Tensor) and out.grad_fn is not None:
-            # Its graph node by id, not the node: holding it would keep the graph alive (graph-retained watches).
-            self.output = (tuple(out.shape), id(out.grad_fn))
-
-    @sampled_only
-    def on_backward_pre(self, ev: BackwardEvent) -> None:
-        """The error written by hand: reduce(square or |.| of a difference) with a (N, N) difference."""
-        node = ev.tensor.grad_fn
-        if self.reported or self.output is None or node is None or ev.tensor.numel() != 1:
-            return
-        out, made_it = self.output
-        if node.name() in _SCALE:  # ``.sum() / len(y)``
-            node = _first(node)
-        n = out[0] if out else 0
-        if (node is None or node.name() not in _REDUCE or n < 2 or out not in ((n, 1), (n,))
-                or tuple(getattr(node, "_saved_self_sym_sizes", ())) != (n, n)):
-            return
-        error = _first(node)
-        diff = _first(error) if error is not None and error.name() in _ERROR else None
-        # The model's output itself goes into the difference (not a pairwise (N, N) built from it on purpose).
-        if diff is None or diff.name() != "SubBackward0" or made_it not in {id(f) for f, _ in diff.next_functions}:
-            return
-        target = f"{(n,)} or {(1, n)}" if out == (n, 1) else f"{(n, 1)}"  # what makes (n, n) with the output
-        self._report(ev.where, "by_hand", pick(self.session.lang, "The squared / absolute error", "手写的平方 / 绝对误差"),
-                     out, target, (n, n), n)
+        self.output: tuple[int, ...] | None = None  # the shape of the latest marked model output (sampled steps)
 
     def on_loss(self, ev: LossEvent) -> None:
         self.calls += 1
@@ -139,8 +124,9 @@ class LossBroadcast(Check):
         if self.reported or ev.name not in _REGRESSION:
             return
         pred, target = ev.input, ev.target
-        if not (isinstance(pred, torch.Tensor) and isinstance(target, torch.Tensor)) or pred.shape == target.shape:
-            return
+        if (not (isinstance(pred, torch.Tensor) and isinstance(target, torch.Tensor)) or pred.shape == target.shape
+                or not pred.requires_grad or ev.kwargs.get("reduction") == "none"):
+            return  # (a metric without gradients says nothing about training; 'none': the pairs may be meant)
         try:
             both = torch.broadcast_shapes(pred.shape, target.shape)
         except RuntimeError:
@@ -148,14 +134,56 @@ class LossBroadcast(Check):
         n = math.prod(both)
         if n <= pred.numel() or n <= target.numel():
             return  # one side is stretched over the other (a constant target): each prediction keeps one target
-        loss = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss",
-                "huber_loss": "HuberLoss"}[ev.name]
-        self._report(ev.where, _kind(pred.shape, target.shape), loss, tuple(pred.shape), tuple(target.shape),
-                     tuple(both), n // max(pred.numel(), target.numel()))
+        flat = target.detach().reshape(-1)
+        if bool((flat == flat[0]).all()):
+            return  # one value for every sample (a GAN's real / fake label): the pairs give the same loss
+        kind, lang = _kind(pred.shape, target.shape), self.session.lang
+        story = told(lang, {"story": _STORY["loss"]}, loss=_REGRESSION[ev.name], pred=tuple(pred.shape),
+                     target=tuple(target.shape), both=tuple(both), why=pick(lang, *_WHY[kind]))
+        self._report(ev.where, {"loss": ev.name, "prediction_shape": list(pred.shape),
+                                "target_shape": list(target.shape), "broadcast_shape": list(both)},
+                     story["story"], kind)
 
-    def _report(self, where: str | None, kind: str, loss: str, pred: tuple[int, ...], target: tuple[int, ...] | str,
-                both: tuple[int, ...], times: int) -> None:
-        parts = told(self.session.lang, {"why": _TOLD[kind], "remedy": _FIX[kind]}, both=both)
-        self.report(where, {"loss": loss, "kind": kind, "prediction_shape": list(pred), "target_shape": target if isinstance(target, str) else list(target),
-                            "broadcast_shape": list(both)},
-                    loss=loss, pred=pred, target=target, both=both, times=times, **parts)
+    @sampled_only
+    def on_forward(self, ev: ForwardEvent) -> None:
+        out = ev.output
+        if self.reported or not ev.grad_enabled or not isinstance(out, torch.Tensor) or out.grad_fn is None:
+            return
+        try:  # a mark in the node itself: it lives as long as the node, and does not keep the graph alive
+            out.grad_fn.metadata[_MARK] = True
+        except (AttributeError, RuntimeError):
+            return
+        self.output = tuple(out.shape)
+
+    @sampled_only
+    def on_backward_pre(self, ev: BackwardEvent) -> None:
+        """The error written by hand: a mean or sum of (d ** 2, |d|, d * d), d = output - target of shape (N, N)."""
+        node, out = ev.tensor.grad_fn, self.output
+        if self.reported or out is None or node is None or ev.tensor.numel() != 1:
+            return
+        if node.name() in _SCALE:  # ``.sum() / len(y)``
+            node = _first(node)
+        n = out[0] if out else 0
+        if (node is None or node.name() not in _REDUCE or n < 2 or out not in ((n, 1), (n,))
+                or tuple(getattr(node, "_saved_self_sym_sizes", ())) != (n, n)):
+            return
+        error = _first(node)
+        if error is None or error.name() not in _ERROR or not error.next_functions:
+            return
+        if error.name() == "MulBackward0" and error.next_functions[0][0] is not error.next_functions[-1][0]:
+            return  # a product of two different things, not d * d
+        diff = _first(error)
+        if diff is None or diff.name() != "SubBackward0" or len(diff.next_functions) != 2:
+            return
+        # The model's own output minus a plain target (no graph): not a pairwise (N, N) built on purpose.
+        inputs = [f for f, _ in diff.next_functions]
+        if not ((_marked(inputs[0]) and inputs[1] is None) or (_marked(inputs[1]) and inputs[0] is None)):
+            return
+        target = f"{(n,)} or {(1, n)}" if out == (n, 1) else f"{(n, 1)}"  # what makes (n, n) with the output
+        story = told(self.session.lang, {"story": _STORY["by_hand"]}, pred=out, both=(n, n), target=target)
+        self._report(ev.where, {"loss": "by_hand", "prediction_shape": list(out), "broadcast_shape": [n, n]},
+                     story["story"], "by_hand_column" if out == (n, 1) else "by_hand_flat")
+
+    def _report(self, where: str | None, evidence: dict[str, Any], story: str, fix: str) -> None:
+        remedy = told(self.session.lang, {"remedy": _FIX[fix]})["remedy"]
+        self.report(where, evidence, story=story, remedy=remedy)
