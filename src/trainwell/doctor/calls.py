@@ -17,7 +17,7 @@ import builtins
 import torch
 
 from trainwell.doctor.events import CallEvent
-from trainwell.doctor.warnsite import skipped
+from trainwell.doctor.warnsite import skipped, stand_in
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -52,11 +52,7 @@ def _watched(session: Session, name: str, fn: Callable[..., Any], *, method: boo
             session._dispatch("on_call", CallEvent(name, owner, rest, kwargs, sys._getframe(1)))
         return fn(*args, **kwargs)
 
-    call.__wrapped__ = fn  # type: ignore[attr-defined]
-    call._torchdynamo_inline = fn  # type: ignore[attr-defined]  # compiled code calls the original (see session.py)
-    call.__name__ = getattr(fn, "__name__", name)
-    call.__doc__ = fn.__doc__
-    return skipped(call)
+    return stand_in(call, fn)
 
 
 def _watched_open(session: Session, fn: Callable[..., Any]) -> Callable[..., Any]:

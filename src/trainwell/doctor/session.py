@@ -29,7 +29,7 @@ from torch.utils.data import dataloader as dataloader_module
 from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step
 from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
-from trainwell.doctor.warnsite import past_wrappers, skipped
+from trainwell.doctor.warnsite import past_wrappers, skipped, stand_in
 from trainwell.doctor.where import where
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "binary_cross_entropy",
@@ -352,13 +352,7 @@ class Session:
                     relus.append(out)
             return out
 
-        relu.__wrapped__ = fn  # type: ignore[attr-defined]
-        # torch.compile traces the original in our place (the wrapper does nothing while it traces), and Dynamo's
-        # table of torch functions, made once per process from `torch.relu` and `F.relu` as they are at the time,
-        # keeps the originals even when it is made on a sampled step (else every later ReLU breaks the graph).
-        relu._torchdynamo_inline = fn  # type: ignore[attr-defined]
-        relu.__doc__ = fn.__doc__
-        return skipped(relu)
+        return stand_in(relu, fn)
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
@@ -465,11 +459,7 @@ class Session:
                 session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)))
             return out
 
-        loss_fn.__wrapped__ = fn  # type: ignore[attr-defined]
-        loss_fn._torchdynamo_inline = fn  # type: ignore[attr-defined]  # (as for relu: compiled code calls the original)
-        loss_fn.__name__ = fn.__name__
-        loss_fn.__doc__ = fn.__doc__
-        return skipped(loss_fn)
+        return stand_in(loss_fn, fn)
 
     def _wrap_backward(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self

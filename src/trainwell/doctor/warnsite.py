@@ -30,6 +30,19 @@ def skipped(fn: F) -> F:
     return fn
 
 
+def stand_in(wrapper: F, original: Callable[..., Any]) -> F:
+    """``wrapper`` made to stand for the library function ``original``: its name, doc and ``__wrapped__``;
+    skipped by warnings (above); and traced as ``original`` by torch.compile (``_torchdynamo_inline``: the
+    wrapper does nothing while Dynamo traces, and Dynamo's table of torch functions, made once per process from
+    ``torch.relu``, ``F.mse_loss`` ... as they are at the time, keeps the originals even when it is made while
+    the doctor's stand-ins are in place; else every later call of the original breaks the compiled graph)."""
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    wrapper._torchdynamo_inline = original  # type: ignore[attr-defined]
+    wrapper.__name__ = getattr(original, "__name__", wrapper.__name__)
+    wrapper.__doc__ = original.__doc__
+    return skipped(wrapper)
+
+
 def past_wrappers(original: Callable[..., None]) -> Callable[..., None]:
     """``original`` (the ``warnings.warn`` in place at install) counting ``stacklevel`` over the frames that are
     not the doctor's wrappers."""
@@ -40,6 +53,7 @@ def past_wrappers(original: Callable[..., None]) -> Callable[..., None]:
         if prefixes:
             # Python 3.12+ skips the frames under these prefixes itself (the doctor's own added), counting at least
             # 2 levels from the frame that calls it: this one, or, when that is skipped too, the one that warns.
+            # (Written from Python's documented rules; never run here, where Python is 3.11.)
             kwargs["skip_file_prefixes"] = (*prefixes, _HERE)
             try:
                 warner = sys._getframe(1).f_code.co_filename

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks._grads import read_back
 from trainwell.doctor.events import ForwardEvent
 
 # A first layer of these types normalizes the raw input itself.
@@ -200,7 +201,7 @@ class UnnormalizedInput(Check):
         if x.ndim == 2 and x.shape[1] == 1:
             return  # a lone scalar column (a timestep, an age) fed to its own layer: not the features
         xd = x.detach()
-        absmax, std = torch.stack([xd.abs().max().float(), xd.float().std()]).tolist()  # one wait
+        absmax, std = read_back([xd.abs().max().float(), xd.float().std()])  # one wait
         self.checked += 1
         if absmax > self.MAX_ABS and std > self.MIN_STD:
             self.hits += 1

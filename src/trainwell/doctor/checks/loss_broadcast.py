@@ -23,10 +23,10 @@ from typing import Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks.loss_choice import REGRESSION_LOSSES
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent
-from trainwell.doctor.lang import pick, told
+from trainwell.doctor.lang import pick
 
-_REGRESSION = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
 _LOOK = 200  # loss calls looked at on every step; later, sampled steps only (a run's losses show early)
 _MARK = "trainwell.loss_broadcast.output"  # in the metadata of the model output's graph node
 _REDUCE = {"MeanBackward0", "MeanBackward1", "SumBackward0", "SumBackward1"}
@@ -121,7 +121,7 @@ class LossBroadcast(Check):
         self.calls += 1
         if self.calls >= _LOOK:
             self.session.relax(self, "on_loss")
-        if self.reported or ev.name not in _REGRESSION:
+        if self.reported or ev.name not in REGRESSION_LOSSES:
             return
         pred, target = ev.input, ev.target
         if (not (isinstance(pred, torch.Tensor) and isinstance(target, torch.Tensor)) or pred.shape == target.shape
@@ -138,11 +138,11 @@ class LossBroadcast(Check):
         if bool((flat == flat[0]).all()):
             return  # one value for every sample (a GAN's real / fake label): the pairs give the same loss
         kind, lang = _kind(pred.shape, target.shape), self.session.lang
-        story = told(lang, {"story": _STORY["loss"]}, loss=_REGRESSION[ev.name], pred=tuple(pred.shape),
-                     target=tuple(target.shape), both=tuple(both), why=pick(lang, *_WHY[kind]))
+        story = pick(lang, *_STORY["loss"]).format(loss=REGRESSION_LOSSES[ev.name], pred=tuple(pred.shape),
+                                                   target=tuple(target.shape), both=tuple(both),
+                                                   why=pick(lang, *_WHY[kind]))
         self._report(ev.where, {"loss": ev.name, "prediction_shape": list(pred.shape),
-                                "target_shape": list(target.shape), "broadcast_shape": list(both)},
-                     story["story"], kind)
+                                "target_shape": list(target.shape), "broadcast_shape": list(both)}, story, kind)
 
     @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
@@ -180,10 +180,9 @@ class LossBroadcast(Check):
         if not ((_marked(inputs[0]) and inputs[1] is None) or (_marked(inputs[1]) and inputs[0] is None)):
             return
         target = f"{(n,)} or {(1, n)}" if out == (n, 1) else f"{(n, 1)}"  # what makes (n, n) with the output
-        story = told(self.session.lang, {"story": _STORY["by_hand"]}, pred=out, both=(n, n), target=target)
+        story = pick(self.session.lang, *_STORY["by_hand"]).format(pred=out, both=(n, n), target=target)
         self._report(ev.where, {"loss": "by_hand", "prediction_shape": list(out), "broadcast_shape": [n, n]},
-                     story["story"], "by_hand_column" if out == (n, 1) else "by_hand_flat")
+                     story, "by_hand_column" if out == (n, 1) else "by_hand_flat")
 
     def _report(self, where: str | None, evidence: dict[str, Any], story: str, fix: str) -> None:
-        remedy = told(self.session.lang, {"remedy": _FIX[fix]})["remedy"]
-        self.report(where, evidence, story=story, remedy=remedy)
+        self.report(where, evidence, story=story, remedy=pick(self.session.lang, *_FIX[fix]))

@@ -15,7 +15,7 @@ from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import LossEvent
 from trainwell.doctor.lang import pick, told
 
-_REGRESSION = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
+REGRESSION_LOSSES = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
 _LOOK = 200  # loss calls examined on every step; later, sampled steps only
 _ABOVE_LOG_PROB = 1e-3  # an NLLLoss input above this is not a log-probability (rounding stays far below)
 
@@ -113,14 +113,14 @@ class WrongLossForTask(Check):
         else:
             evidence["classes"] = size
             detail = pick(lang, *_DETAIL[kind]).format(classes=size)
-            parts = told(lang, _TOLD, loss=_REGRESSION.get(ev.name, "BCEWithLogitsLoss"), count=self.hits, detail=detail)
+            parts = told(lang, _TOLD, loss=REGRESSION_LOSSES.get(ev.name, "BCEWithLogitsLoss"), count=self.hits, detail=detail)
         self.report(ev.where, evidence, **parts)
 
     def _judge(self, name: str, inp: torch.Tensor, t: torch.Tensor) -> tuple[str, Any] | None:
         if name == "nll_loss" and inp.is_floating_point() and inp.numel() >= 2:
             top = float(inp.max())
             return ("nll_raw", top) if top > _ABOVE_LOG_PROB else None
-        if name in _REGRESSION:
+        if name in REGRESSION_LOSSES:
             if t.shape == inp.shape and _is_one_hot(t):
                 return "one_hot", int(t.shape[1])
             if not t.is_floating_point() and t.dtype != torch.bool and t.numel() >= 2 and t.numel() == inp.numel():
