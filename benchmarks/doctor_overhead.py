@@ -4,7 +4,8 @@
    the whole process, start-up included, as CPU time (user + system) of the child:
    benchmarks/scripts/digits_cnn.py (a small CNN, about 3,400 steps of about 3 ms) and
    benchmarks/scripts/mlp_1ms.py (a 32-256-256-10 MLP, 3,000 steps of about 1 ms: the doctor's
-   per-step cost shows most there).
+   per-step cost shows most there). Both sides read compiled bytecode from a temporary cache, filled
+   by a warm-up run of each, as an installed package does (this machine sets PYTHONDONTWRITEBYTECODE).
 2. ``trainwell.fit(doctor=True)`` vs ``fit(doctor=False)``: CPU time of this process for the whole
    ``fit`` call (validation and set-up included) per optimizer step, on the same two models and data,
    in one process; the wall-clock time of the training epochs per step is printed beside it.
@@ -25,10 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,11 +41,11 @@ HERE = Path(__file__).parent
 WORKLOADS = ("digits_cnn", "mlp_1ms")  # each a script in benchmarks/scripts/ and a model + data for fit
 
 
-def time_process(cmd: list[str]) -> float:
+def time_process(cmd: list[str], env: dict[str, str] | None = None) -> float:
     """CPU seconds (user + system) the child used: steadier than wall time on a shared machine,
     and the same thing for a single-threaded script (the script pins torch to one thread)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -51,10 +54,22 @@ def script_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
     script = HERE / "scripts" / f"{workload}.py"
     plain = [sys.executable, str(script)]
     watched = [sys.executable, "-m", "trainwell", "doctor", "run", str(script)]
+    # Both sides read compiled bytecode, as an installed package does. A machine that sets
+    # PYTHONDONTWRITEBYTECODE (this one does) would otherwise make every doctor run compile trainwell's
+    # modules again (about 0.1 s of CPU, 1-2 % of the mlp_1ms run), which no user's install pays.
+    with tempfile.TemporaryDirectory(prefix="tw-pycache-") as cache:
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        for cmd in (plain, watched):  # warm-up: fills the cache (and the OS's file cache)
+            time_process(cmd, env)
+        return _pairs(plain, watched, repeats, env)
+
+
+def _pairs(plain: list[str], watched: list[str], repeats: int, env: dict[str, str]) -> list[tuple[float, float]]:
     pairs = []
     for i in range(repeats):
         order = (plain, watched) if i % 2 == 0 else (watched, plain)
-        times = {id(cmd): time_process(cmd) for cmd in order}
+        times = {id(cmd): time_process(cmd, env) for cmd in order}
         pairs.append((times[id(plain)], times[id(watched)]))
         print(f"  script repeat {i + 1}: python {pairs[-1][0]:.2f} s, doctor run {pairs[-1][1]:.2f} s (CPU)",
               flush=True)

@@ -10,8 +10,9 @@ back on sampled steps and at the end. Evaluation inputs are
 grouped by where they come from (a DataLoader's dataset, or the tensor they are sliced from), so a
 validation set and a test set are judged apart.
 
-Quiet on purpose: evaluating on the whole training set (training accuracy), data with few distinct
-values (identical rows are then normal), and any run that also evaluates on a set that shares
+Quiet on purpose: evaluating on the whole training set (training accuracy), discrete data with few
+distinct rows (identical rows are then normal; continuous values do not repeat by chance, so there
+identical rows are copies: oversampling before the split, or duplicate records), and any run that also evaluates on a set that shares
 nothing with the training data (the overlapping one is then a training-set metric).
 """
 
@@ -39,6 +40,39 @@ def _first_batch_tensor(inputs: tuple[Any, ...]) -> torch.Tensor | None:
     if isinstance(x, torch.Tensor) and x.ndim >= 2 and x.numel() > 0 and not x.is_complex():
         return x
     return None
+
+
+class _Continuity:
+    """Whether inputs hold continuous values: most of their first values distinct (at least ``LOOK`` values, from
+    as many inputs as that takes). One-hot, categorical, count and pixel data repeat values, and so do 16-bit
+    floats; their rows can recur by chance. Continuous values do not: repeated rows are copies. The values are
+    copied as they come and counted when ``answer`` is first read (at the end: no step waits for it)."""
+
+    LOOK = 1024
+    MOST = 4096
+
+    def __init__(self) -> None:
+        self.full = False  # enough values kept (or the dtype decided it): add() is not needed any more
+        self.parts: list[torch.Tensor] = []
+        self.have = 0
+        self._answer: bool | None = None
+
+    def add(self, x: torch.Tensor) -> None:
+        if not x.is_floating_point() or x.element_size() < 4:
+            self._answer, self.full, self.parts = False, True, []
+            return
+        part = x.detach().reshape(-1)[:self.MOST - self.have].clone()  # (a copy: the script may change x later)
+        self.parts.append(part)
+        self.have += part.numel()
+        self.full = self.have >= self.LOOK
+
+    @property
+    def answer(self) -> bool | None:
+        """True or False once ``LOOK`` values were seen (one read-back, the first time); None before."""
+        if self._answer is None and self.full:
+            values, self.parts = torch.cat([p.to(self.parts[0].device) for p in self.parts]), []
+            self._answer = bool(torch.unique(values).numel() >= 0.5 * values.numel())
+        return self._answer
 
 
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -77,17 +111,18 @@ class SplitLeakage(Check):
             message="{share} of the {count} distinct samples the model was evaluated on (under no_grad) were also "
                     "fed to it in training. The model has memorised those, so the validation score measures "
                     "memory, not how it does on new data: it looks better than it is, and choosing models or "
-                    "stopping points by it is misleading. Common causes: the split is made after duplicating or "
-                    "augmenting, two random permutations instead of one, overlapping slices, or training on the "
+                    "stopping points by it is misleading. Common causes: the split is made after duplicating "
+                    "(oversampling) or augmenting, duplicate records in the data, two random permutations instead of one, overlapping slices, or training on the "
                     "full dataset after splitting it.",
-            fix="split once, with one permutation, before anything else, and train on the training part only: "
+            fix="drop duplicate records, split once, with one permutation, before anything else (oversample or augment "
+                "the training part afterwards), and train on the training part only: "
                 "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
         "zh": Text(
             title="验证数据与训练数据重叠",
             message="模型（在 no_grad 下）评估用的 {count} 个不同样本中，有 {share} 在训练时也输入过。模型已经记住了这些样本，"
                     "所以验证成绩衡量的是记忆力，而不是在新数据上的表现：结果偏乐观，用它来挑模型或决定何时停止都会误导。"
-                    "常见原因：先复制或增强数据再划分、用了两次不同的随机排列、切片区间互相重叠，或者划分之后又用全部数据训练。",
-            fix="在一切处理之前只用一个随机排列划分一次，并且只用训练部分训练："
+                    "常见原因：先复制（过采样）或增强数据再划分、数据里本来就有重复记录、用了两次不同的随机排列、切片区间互相重叠，或者划分之后又用全部数据训练。",
+            fix="先去掉重复记录，在其他处理之前只用一个随机排列划分一次（之后再对训练部分过采样或增强），并且只用训练部分训练："
                 "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
     }
 
@@ -116,6 +151,9 @@ class SplitLeakage(Check):
         self.last_model: tuple[Any, int] = (lambda: None, -1)  # (weak reference, number) of the last model called
         # id(tensor) -> (weak reference, number); tensors compare by value, so not a WeakKeyDictionary
         self.sources: dict[int, tuple[weakref.ref[torch.Tensor], int]] = {}
+        # Whether the training and the evaluation inputs hold continuous values (their exact repeats are copies).
+        self.train_values = _Continuity()
+        self.eval_values = _Continuity()
         self.batches = 0  # the session's batch count at the last model call: more now means a fresh batch
         self.where: str | None = None
         self.repeats: set[int] = set()  # models whose training inputs read back lately were almost all known
@@ -140,6 +178,8 @@ class SplitLeakage(Check):
                 model = self.numbers[ev.module] = next(self.counter)
             self.last_model = (weakref.ref(ev.module), model)
         if ev.grad_enabled:
+            if not self.train_values.full:
+                self.train_values.add(x)
             if self.train_size < MAX_TRAIN:
                 self._add(model, None, x)
             return
@@ -152,6 +192,8 @@ class SplitLeakage(Check):
         rounds[-1][2] += 1
         source = ("loader", batch) if batch is not None else ("tensor", self._tensor_number(x))
         self.where = self.where or ev.where
+        if not self.eval_values.full:
+            self.eval_values.add(x)
         self._add(model, (len(rounds) - 1, source), x)
 
     def _add(self, model: int, evaluation: Any, x: torch.Tensor) -> None:
@@ -273,8 +315,12 @@ class SplitLeakage(Check):
         for (model, source), seen in units.items():
             train, rows = self.train.get(model, set()), first[(model, source)][1]
             overlap = leaked[(model, source)]
-            if len(train) < 20 or len(seen) < 20 or len(set(rows)) < 0.9 * len(rows):
-                continue  # too few, or data with many identical samples
+            if len(train) < 20 or len(seen) < 20:
+                continue  # too few
+            if len(set(rows)) < 0.9 * len(rows) and not (self.train_values.answer and self.eval_values.answer):
+                continue  # discrete data with many identical samples: a row recurs by chance on both sides
+            # (Continuous values do not repeat by chance: identical rows are copies, oversampled before the split
+            # or duplicate records in the data.)
             judged.append((len(overlap) / len(seen), len(seen), len(train)))
         if not judged or min(s for s, _, _ in judged) < 0.05:
             return  # nothing evaluated, or a clean held-out set exists

@@ -83,6 +83,17 @@ def _first(node: Any) -> Any:
     return node.next_functions[0][0] if node.next_functions else None
 
 
+def _under_root(node: Any) -> Any:
+    """What ``torch.sqrt(x)``, ``torch.sqrt(x + eps)`` or ``x ** 0.5`` takes the root of; else the node itself."""
+    name = node.name()
+    if name == "SqrtBackward0" or (name == "PowBackward0" and getattr(node, "_saved_exponent", None) == 0.5):
+        node = _first(node)
+        if (node is not None and node.name() == "AddBackward0" and len(node.next_functions) == 2
+                and node.next_functions[1][0] is None):  # + eps (a constant, no graph)
+            node = _first(node)
+    return node
+
+
 def _marked(node: Any) -> bool:
     try:
         return node is not None and _MARK in node.metadata
@@ -95,7 +106,7 @@ class LossBroadcast(Check):
     id = "loss-broadcast"
     severity = "warning"
     summary = ("predictions and targets whose shapes broadcast in a regression loss (e.g. (N, 1) and (N,)), "
-               "or in a squared / absolute error written by hand")
+               "or in a squared / absolute error (or its root) written by hand")
     text = {
         "en": Text(
             title="The loss compares every prediction with every target",
@@ -157,11 +168,13 @@ class LossBroadcast(Check):
 
     @sampled_only
     def on_backward_pre(self, ev: BackwardEvent) -> None:
-        """The error written by hand: a mean or sum of (d ** 2, |d|, d * d), d = output - target of shape (N, N)."""
+        """The error written by hand: a mean or sum of (d ** 2, |d|, d * d), d = output - target of shape (N, N),
+        perhaps scaled once and under a square root (RMSE)."""
         node, out = ev.tensor.grad_fn, self.output
         if self.reported or out is None or node is None or ev.tensor.numel() != 1:
             return
-        if node.name() in _SCALE:  # ``.sum() / len(y)``
+        node = _under_root(node)  # a root-mean-square error
+        if node is not None and node.name() in _SCALE:  # ``.sum() / len(y)``
             node = _first(node)
         n = out[0] if out else 0
         if (node is None or node.name() not in _REDUCE or n < 2 or out not in ((n, 1), (n,))
