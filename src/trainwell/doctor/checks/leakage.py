@@ -12,8 +12,9 @@ validation set and a test set are judged apart.
 
 Quiet on purpose: evaluating on the whole training set (training accuracy), discrete data with few
 distinct rows (identical rows are then normal; continuous values do not repeat by chance, so there
-identical rows are copies: oversampling before the split, or duplicate records), and any run that also evaluates on a set that shares
-nothing with the training data (the overlapping one is then a training-set metric).
+identical rows are copies: oversampling before the split, or duplicate records), and any run that
+also evaluates on a set that shares nothing with the training data (the overlapping one is then a
+training-set metric).
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ class SplitLeakage(Check):
                     "fed to it in training. The model has memorised those, so the validation score measures "
                     "memory, not how it does on new data: it looks better than it is, and choosing models or "
                     "stopping points by it is misleading. Common causes: the split is made after duplicating "
-                    "(oversampling) or augmenting, duplicate records in the data, two random permutations instead of one, overlapping slices, or training on the "
-                    "full dataset after splitting it.",
+                    "(oversampling) or augmenting, duplicate records in the data, two random permutations instead "
+                    "of one, overlapping slices, or training on the full dataset after splitting it.",
             fix="drop duplicate records, split once, with one permutation, before anything else (oversample or augment "
                 "the training part afterwards), and train on the training part only: "
                 "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
@@ -121,7 +122,8 @@ class SplitLeakage(Check):
             title="验证数据与训练数据重叠",
             message="模型（在 no_grad 下）评估用的 {count} 个不同样本中，有 {share} 在训练时也输入过。模型已经记住了这些样本，"
                     "所以验证成绩衡量的是记忆力，而不是在新数据上的表现：结果偏乐观，用它来挑模型或决定何时停止都会误导。"
-                    "常见原因：先复制（过采样）或增强数据再划分、数据里本来就有重复记录、用了两次不同的随机排列、切片区间互相重叠，或者划分之后又用全部数据训练。",
+                    "常见原因：先复制（过采样）或增强数据再划分、数据里本来就有重复记录、用了两次不同的随机排列、"
+                    "切片区间互相重叠，或者划分之后又用全部数据训练。",
             fix="先去掉重复记录，在其他处理之前只用一个随机排列划分一次（之后再对训练部分过采样或增强），并且只用训练部分训练："
                 "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])"),
     }
