@@ -51,6 +51,16 @@ class _RunProbe:
         self.used = True
 
 
+def _unprobed_metadata(t: torch.Tensor, key: str) -> dict[str, Any] | None:
+    """The ``metadata`` dict of ``t``'s graph node, or None: no graph, a node kind without metadata, or already
+    probed under ``key`` (the same output seen twice; a loss module's output is also the loss)."""
+    try:
+        meta = t.grad_fn.metadata  # type: ignore[union-attr]
+    except (AttributeError, RuntimeError):
+        return None
+    return None if key in meta else meta
+
+
 def _first_graph_tensor(output: Any, depth: int = 0) -> torch.Tensor | None:
     if isinstance(output, torch.Tensor):
         return output if output.grad_fn is not None else None
@@ -126,14 +136,9 @@ class GraphRetained(Check):
                 or self.reported or len(self.probes) >= self.CAP)
 
     def _track(self, t: torch.Tensor, kind: str, ev: BackwardEvent | ForwardEvent) -> None:
-        if t.grad_fn is None:
+        meta = _unprobed_metadata(t, _KEY)
+        if meta is None:
             return
-        try:
-            meta = t.grad_fn.metadata
-        except (AttributeError, RuntimeError):
-            return  # a node kind without metadata: not watched
-        if _KEY in meta:
-            return  # already probed (a loss module's output is also the loss)
         probe = _Probe()
         meta[_KEY] = probe
         if kind not in self.wheres:  # finding the line walks the stack: once per kind
@@ -161,32 +166,34 @@ class GraphRetained(Check):
     def on_forward(self, ev: ForwardEvent) -> None:
         if not ev.grad_enabled:
             return
+        probe_run = False
         if not self.reported and self.session.has_parameters(ev.module):  # a model, not a loss module
             self.run_calls += 1
             if self.run_calls == 2:  # (finding the line walks the stack: once per run, not per call)
                 self.run_where = ev.where
+                # (Past 64 lines found clean, new lines are not probed either: a bound on the table, never met
+                # by the scripts tried.)
                 self.run_probed = len(self.clean) < 64 and self.clean.get(self.run_where, 0) < self.CLEAN
-            if self.run_calls > 1 and self.run_probed and len(self.run) < self.RUN_CAP:
-                self._probe_run(ev)
-        if not self._skip():
-            t = _first_graph_tensor(ev.output)
+            probe_run = self.run_calls > 1 and self.run_probed and len(self.run) < self.RUN_CAP
+        track = not self._skip()
+        if probe_run or track:
+            t = _first_graph_tensor(ev.output)  # (looked for once, for both probes)
             if t is not None:
-                self._track(t, "model outputs", ev)
+                if probe_run:
+                    self._probe_run(t)
+                if track:
+                    self._track(t, "model outputs", ev)
 
-    def _probe_run(self, ev: ForwardEvent) -> None:
-        """A second or later model call before backward(): its own probe (apart from the step's)."""
-        t = _first_graph_tensor(ev.output)
-        if t is None:
+    def _probe_run(self, t: torch.Tensor) -> None:
+        """The output of a second or later model call before backward(): its own probe (apart from the step's)."""
+        meta = _unprobed_metadata(t, _RUN_KEY)
+        if meta is None:
             return
-        node = t.grad_fn
+        probe = _RunProbe()
         try:
-            meta = node.metadata  # type: ignore[union-attr]
-            if _RUN_KEY in meta:
-                return  # the same output again: counted once
-            probe = _RunProbe()
-            node.register_prehook(probe.mark)  # type: ignore[union-attr]
+            t.grad_fn.register_prehook(probe.mark)  # type: ignore[union-attr]
         except (AttributeError, RuntimeError):
-            return  # a node kind without metadata or hooks: not watched
+            return  # a node kind without hooks: not watched
         meta[_RUN_KEY] = probe
         self.run.append(weakref.ref(probe))
 
