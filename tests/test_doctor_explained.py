@@ -14,7 +14,7 @@ EXPLAINED = [
     ("shape-mismatch/buggy_lstm_view.py", "shape-mismatch", "batch_first=True"),  # not only the view
     ("shape-mismatch/buggy_dim_per_sample.py", "shape-mismatch", "`logits` (2,)"),  # the shapes on the user's line
     ("device-mismatch/buggy_layer_list_double.py", "device-mismatch", "self.layers = nn.ModuleList"),
-    ("params-not-in-optimizer/buggy_layer_list.py", "params-not-in-optimizer", "blocks[0].weight"),
+    ("model-definition/buggy_layer_list.py", "model-definition", "blocks[0].weight"),
     ("model-definition/buggy_init_args.py", "model-definition", "`__int__`"),
     ("model-definition/buggy_init_forward.py", "model-definition", "`self.fc"),
     ("dataloader-bottleneck/buggy_short_run.py", "dataloader-bottleneck", "training steps"),  # how sure it is

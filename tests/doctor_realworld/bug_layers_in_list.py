@@ -1,4 +1,4 @@
-# expect: params-not-in-optimizer
+# expect: model-definition
 # "Only the last layer seems to learn" - hidden layers kept in a Python list, the head registered normally.
 import torch
 from torch import nn

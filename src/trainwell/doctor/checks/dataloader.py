@@ -68,7 +68,7 @@ def _batch_size(batch: Any) -> int:
 @register
 class DataLoaderBottleneck(Check):
     id = "dataloader-bottleneck"
-    severity = "warning"
+    severity = "info"  # about speed: nothing computed is wrong (error: certainly wrong; warning: very likely wrong)
     summary = "the training loop spends most of its time waiting for the DataLoader"
     text = {
         "en": Text(

@@ -5,7 +5,9 @@ They act only in ``on_error``, after the script has already failed: the message 
 (``_error_parsing``), the traceback tells which layer was running and what it received,
 and the finding says what was expected, what came, the likely cause and the change to make.
 The script's own traceback and exit code stay as they are. Correct scripts never raise, so
-these checks cannot fire on them; the only per-step work is remembering a few sizes.
+these checks cannot fire on them; the only per-step work is remembering a few sizes. One form of
+model-definition does not crash: layers kept in a plain list beside registered ones (``_unregistered``),
+seen on the model calls of sampled steps.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from torch import nn
 from trainwell.doctor.check import Text, register, sampled_only
 from trainwell.doctor.events import ForwardEvent, StepEvent
 from trainwell.doctor.checks._error_base import ErrorCheck
+from trainwell.doctor.checks._unregistered import UnregisteredLayers
 from trainwell.doctor.checks._batch_first import TimeMajor, watch
 from trainwell.doctor.checks._shape_errors import (_attention_dim, _batch_size, _bmm, _broadcast, _cat, _ce_target,
                                                    _conv_channels, _conv_rank, _index_range, _inplace, _layer_norm,
@@ -120,6 +123,21 @@ class ModelDefinition(ErrorCheck):
                 "在 __init__ 里（先调用 super().__init__()）定义各层，在 forward(self, x) 里写计算")
     explainers = {"empty_params": _empty_params, "no_forward": _missing_forward, "init_args": _misspelt_init,
                   "no_attribute": _misspelt_init}
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.unregistered = UnregisteredLayers()
+
+    @sampled_only
+    def on_forward(self, ev: ForwardEvent) -> None:
+        """Some layers kept in a plain list or dict: no crash, but they never train (``_unregistered``)."""
+        if self.reported:
+            return
+        found = self.unregistered.look(self.session, ev)
+        if found is not None:
+            lang = 1 if self.session.lang == "zh" else 0
+            self.report(ev.where, found.evidence, place=found.place[lang], explain=found.explain[lang],
+                        fix=found.fix[lang])
 
 
 @register

@@ -17,11 +17,9 @@ from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_and_next, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params, read_back
-from trainwell.doctor.checks._model_errors import _CONTAINER_FIX, _hidden_layers
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 
 Optimizer = torch.optim.Optimizer
-_ZH_CONTAINER = {"list of layers": "列表", "dict of layers": "字典", "list of tensors": "列表"}
 
 
 def _param_names(models: list[nn.Module], ids: set[int]) -> list[str]:
@@ -32,13 +30,6 @@ def _param_names(models: list[nn.Module], ids: set[int]) -> list[str]:
             if id(p) in ids and id(p) not in names:
                 names[id(p)] = name
     return list(names.values())
-
-
-def _slot(model: nn.Module, attr: str, layer: nn.Module) -> str:
-    """Where a layer sits in the plain container ``model.<attr>``: ``blocks[1]``, ``heads['a']``, or its class."""
-    held = getattr(model, attr, None)
-    items = held.items() if isinstance(held, dict) else enumerate(held) if isinstance(held, (list, tuple)) else ()
-    return next((f"{attr}[{k!r}]" for k, v in items if v is layer), type(layer).__name__)
 
 
 def _lrs(optimizer: Optimizer) -> str:
@@ -213,50 +204,10 @@ class ParamsNotInOptimizer(Check):
         self.first_step = 0
         self.pending: dict[str, Any] | None = None  # the finding as text (objects may be gone at the end)
         self.step_where: str | None = None
-        self.hidden_streak = 0  # sampled model calls in a row running layers the trained model does not register
 
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
         self.step_where = ev.where
-
-    @sampled_only
-    def on_forward(self, ev: ForwardEvent) -> None:
-        """Layers run inside a trained model's forward that the model does not register (kept in a plain list or
-        dict): model.parameters() leaves them out, so the optimizer never gets them."""
-        if self.reported or not ev.grad_enabled or not ev.leaf_calls or not self.session.is_trained(ev.module):
-            return
-        registered = set(ev.module.modules())
-        trained = self.session.trained_params()
-        hidden = {id(m): m for m, _, _ in ev.leaf_calls if m not in registered
-                  and any(p.requires_grad and id(p) not in trained for p in m.parameters(recurse=False))}
-        if not hidden:
-            self.hidden_streak = 0
-            return
-        self.hidden_streak += 1
-        # Reported once their gradients show up (a teacher called under no_grad gets none: not training it is meant).
-        if self.hidden_streak < self.STREAK or not any(p.grad is not None for m in hidden.values()
-                                                       for p in m.parameters(recurse=False)):
-            return
-        model = type(ev.module).__name__
-        holder = next(((attr, what) for attr, what in _hidden_layers(ev.module) if what != "tensor"), None)
-        attr, what = holder if holder else ("layers", "list of layers")
-        names = [f"{_slot(ev.module, attr, m)}.{n}" for m in hidden.values() for n, _ in m.named_parameters(recurse=False)]
-        container = _CONTAINER_FIX[what]
-        lang = 1 if self.session.lang == "zh" else 0
-        why = (f"They belong to {len(hidden)} layer(s) that `{model}` runs in forward() but keeps in a plain Python "
-               f"{what.removesuffix(' of layers')} (`self.{attr}`), which PyTorch does not look into: "
-               f"model.parameters() leaves them out, so the optimizer never got them, and model.to(device) and "
-               f"state_dict() skip them too (on a GPU this shows as a device-mismatch error).",
-               f"它们属于 {len(hidden)} 个层：`{model}` 在 forward() 里用到了它们，却把它们放在普通的 Python "
-               f"{_ZH_CONTAINER[what]}（`self.{attr}`）里，PyTorch 不会去里面找：model.parameters() 漏掉了它们，所以优化器"
-               f"从来没有拿到它们，model.to(device) 和 state_dict() 也会跳过它们（在 GPU 上表现为设备不一致的错误）。")
-        fix = (f"keep the layers in a PyTorch container: self.{attr} = {container}  # then build the optimizer from "
-               f"model.parameters()", f"把这些层放进 PyTorch 的容器：self.{attr} = {container}  # 然后用 "
-               f"model.parameters() 创建优化器")
-        self.report(ev.where, {"parameters": names[:20], "count": len(names), "unregistered_layers": len(hidden),
-                               "attribute": attr},
-                    names=", ".join(names[:5]) + (", ..." if len(names) > 5 else ""), count=len(names),
-                    why=why[lang], fix=fix[lang])
 
     def _params(self) -> list[torch.Tensor]:
         seen: set[int] = set()

@@ -7,15 +7,20 @@ multi-task model: the parameters only the earlier losses reach are None again wh
 Both are judged from the gradients themselves, so every way of clearing counts
 (``optimizer.zero_grad()``, ``model.zero_grad()``, ``p.grad = None``, ``p.grad.zero_()``),
 and intended accumulation (clear every k steps, step every k backwards) stays quiet.
+zero-grad-missing judges each optimizer on its own: between two of its steps, its gradients must be seen
+cleared at some backward(), or no backward() may add to them. So zero_grad() on the wrong optimizer (a GAN's
+other one, an optimizer left from an earlier model) is found, while a generator's backward() through the
+critic, whose gradients the critic's next update clears, is not.
 Hand-written gradient descent (no optimizer: ``w -= lr * w.grad`` under ``no_grad``) counts too:
 the weights of the loss's graph changed since the last backward() and still carried its gradient.
 """
 
 from __future__ import annotations
 
+import linecache
 import math
+import re
 import weakref
-from collections.abc import Callable
 
 import torch
 
@@ -26,6 +31,16 @@ from trainwell.doctor.lang import told
 
 
 _MISSING_WORDS = {
+    # (For "other", {stepping} is how the script names the optimizer that steps, e.g. "final_opt".)
+    "other": {"en": ("optimizer.step()", "zero_grad() clears only the parameters of the optimizer (or model) it is "
+                                         "called on: another optimizer's gradients are cleared here, but not those of "
+                                         "the one that steps. Clear the optimizer that steps, once per step, before "
+                                         "backward(): {stepping}.zero_grad(); loss.backward(); {stepping}.step()  "
+                                         "# or model.zero_grad()"),
+              "zh": ("optimizer.step()", "zero_grad() 只清空被调用的那个优化器（或模型）的参数：这里另一个优化器的梯度"
+                                         "被清空了，执行 step() 的那个却没有。每一步在 backward() 之前清空执行 step() 的那个："
+                                         "{stepping}.zero_grad(); loss.backward(); {stepping}.step()  "
+                                         "# 或者 model.zero_grad()")},
     "optimizer": {"en": ("optimizer.step()", "clear them once per step, before backward(): optimizer.zero_grad()  "
                                              "# then loss.backward(); optimizer.step()"),
                   "zh": ("optimizer.step()", "每一步在 backward() 之前清空一次：optimizer.zero_grad()  "
@@ -48,62 +63,84 @@ class ZeroGradMissing(Check):
     text = {
         "en": Text(
             title="Gradients are never cleared between steps",
-            message="backward() adds to .grad instead of replacing it. At {count} backward calls in a row, the "
-                    "gradients left from before the previous {update} were still there, so each step uses "
-                    "the sum of all past gradients and training drifts or diverges.",
+            message="backward() adds to .grad instead of replacing it. {count} times in a row, the gradients "
+                    "from before the previous {update} were still there when the next backward() added to them, "
+                    "so each step uses the sum of all past gradients and training drifts or diverges.",
             fix="{fix}"),
         "zh": Text(
             title="每一步之间没有清空梯度",
-            message="backward() 会把梯度累加到 .grad 上，而不是替换。连续 {count} 次调用 backward() 时，"
-                    "上一次{update}之前的梯度仍然留着，所以每一步用的是所有历史梯度之和，训练会偏离甚至发散。",
+            message="backward() 会把梯度累加到 .grad 上，而不是替换。连续 {count} 次，上一次{update}之前的梯度"
+                    "仍然留着，下一次 backward() 又累加到上面，所以每一步用的是所有历史梯度之和，训练会偏离甚至发散。",
             fix="{fix}"),
     }
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.stepped_since_backward = False
-        self.streak = 0
+        self.streak = 0  # hand-written updates in a row that added to old gradients
         # Hand-written updates (no optimizer): the leaves of the last backward's graph, with a copy of the
         # values backward() left them with, to tell whether the loop changed them since.
         self.leaves: list[torch.Tensor] = []
         self.snapshots: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
-        # The first watched parameter of the first optimizer, when it was found with its .grad set to None.
-        # Valid while no new optimizer has appeared (session.optimizer_count): a new model (k-fold) is looked up.
-        self.cleared: Callable[[], torch.Tensor | None] = lambda: None
-        self.cleared_at = -1
+        # id(optimizer) -> what was seen of its gradients since its last step. Judged per optimizer: in a GAN,
+        # or with an optimizer left over from an earlier model, zero_grad() on one clears nothing of the other.
+        self.steppers: dict[int, _Stepper] = {}
 
     def on_backward_pre(self, ev: BackwardEvent) -> None:
-        if self.stepped_since_backward:
-            # The usual step: the parameter found cleared last time is cleared again (zero_grad(set_to_none=
-            # True)): two attribute reads, no optimizer lookups.
-            first = self.cleared() if self.cleared_at == self.session.optimizer_count else None
-            if first is not None and first.grad is None:
-                self.stepped_since_backward = False
-                self.streak = 0
-                return
-        optimizers = self.session.live_optimizers()
-        if not optimizers:
+        if not self.steppers:  # no optimizer has stepped (yet): hand-written updates, or the first backward()
             self._manual_update(ev)
             return
-        if not self.stepped_since_backward:
-            return
-        self.stepped_since_backward = False
-        params: list[torch.Tensor] = []
-        for opt in optimizers:
+        dead = []
+        for key, st in self.steppers.items():
+            if not st.pending:
+                continue
+            opt = st.ref()
+            if opt is None:
+                dead.append(key)
+                continue
             watched = watched_optimizer_params(opt)
-            for p in watched:  # (grad_is_clear, inlined: this runs every step)
-                if p.grad is None or not bool(p.grad.any()):
-                    self.streak = 0  # cleared since the last backward: the usual case
-                    if p is watched[0] and opt is optimizers[0]:
-                        self.cleared, self.cleared_at = weakref.ref(p), self.session.optimizer_count
-                    return
-            params += watched
-        # Only tensors this loss still uses count: an old optimizer's tensors keep stale gradients when the
-        # weights are re-created in the loop (params-recreated), and this backward() adds nothing to them.
-        if params and _in_graph(params, ev.tensor):
-            self._count(ev.where, "optimizer")
+            if _all_clear(watched):
+                st.pending = False  # cleared since its last step
+            elif not st.carried:
+                # A backward() begins while gradients still hold what the last step used. It adds to them if
+                # it reaches them: their versions tell at the optimizer's next step.
+                st.carried = True
+                st.seen = [(weakref.ref(p), p.grad, p.grad._version) for p in watched if p.grad is not None]
+                if st.streak >= 2:  # the next step reports: say where
+                    st.where = ev.where
+        for key in dead:
+            del self.steppers[key]
+        if dead and not self.steppers:  # every optimizer is gone: updates by hand from now on, maybe
+            self._manual_update(ev)
+
+    def on_step(self, ev: StepEvent) -> None:
+        opt = ev.optimizer
+        st = self.steppers.get(id(opt))
+        if st is None or st.ref() is not opt:
+            st = self.steppers[id(opt)] = _Stepper(opt)
+        elif st.pending and st.carried and st.added_to():
+            st.streak += 1  # this step used its earlier steps' gradients too
+            if st.streak >= 3 and not self.reported:
+                self._report_optimizer(opt, st, ev)
         else:
-            self.streak = 0
+            st.streak = 0
+        st.pending, st.carried, st.seen, st.where = True, False, [], None
+
+    def _report_optimizer(self, opt: torch.optim.Optimizer, st: _Stepper, ev: StepEvent) -> None:
+        """Said once its steps summed old gradients 3 times in a row. With one optimizer it points at the
+        backward() that adds to them; with several, at this optimizer's step() (which one is left uncleared),
+        and says when another optimizer's gradients were cleared meanwhile (zero_grad() on the wrong one)."""
+        live = [o for o in self.session.live_optimizers() if o is not opt]
+        # Another optimizer whose gradients were seen cleared since its own last step.
+        others = [o for o in live if (other := self.steppers.get(id(o))) is not None and not other.pending]
+        lang = self.session.lang
+        if others:
+            update, fix = _MISSING_WORDS["other"].get(lang, _MISSING_WORDS["other"]["en"])
+            fix = fix.format(stepping=_receiver(ev.where) or "optimizer")
+        else:
+            update, fix = _MISSING_WORDS["optimizer"].get(lang, _MISSING_WORDS["optimizer"]["en"])
+        evidence = {"steps_adding_to_old_gradients": st.streak, "updates": "optimizer",
+                    "optimizer": type(opt).__name__, "other_optimizer_cleared": bool(others)}
+        self.report(ev.where if live else st.where, evidence, count=st.streak, update=update, fix=fix)
 
     def _count(self, where: str | None, kind: str) -> None:
         self.streak += 1
@@ -134,13 +171,53 @@ class ZeroGradMissing(Check):
             return
         self.snapshots = {id(p): (weakref.ref(p), p.detach().clone()) for p in self.leaves}
 
-    def on_step(self, ev: StepEvent) -> None:
-        self.stepped_since_backward = True
+
+def _receiver(where: str | None) -> str | None:
+    """How the script names the optimizer whose ``.step()`` is called on the line ``where`` ("path:line")."""
+    if not where or ":" not in where:
+        return None
+    path, _, line = where.rpartition(":")
+    found = _STEP_CALL.search(linecache.getline(path, int(line))) if line.isdigit() else None
+    return found.group(1) if found else None
 
 
-def _in_graph(params: list[torch.Tensor], t: torch.Tensor) -> bool:
-    leaves = {id(p) for p in _graph_leaves(t)}
-    return any(id(p) in leaves for p in params)
+_STEP_CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\.\s*step\s*\(")
+
+
+class _Stepper:
+    """One optimizer between two of its steps: were its gradients cleared, or carried into a backward()?"""
+
+    __slots__ = ("ref", "pending", "carried", "seen", "streak", "where")
+
+    def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        self.ref = weakref.ref(optimizer)
+        self.pending = True  # stepped, and its gradients not seen cleared since
+        self.carried = False  # a backward() began while they held what the last step used ...
+        # ... these (watched parameter, its gradient, the gradient's version then): a gradient that is still the
+        # parameter's at a later version has been added to (backward() accumulates in place).
+        self.seen: list[tuple[weakref.ref[torch.Tensor], torch.Tensor, int]] = []
+        self.streak = 0  # steps in a row that summed old gradients
+        self.where: str | None = None
+
+    def added_to(self) -> bool:
+        return any((p := ref()) is not None and p.grad is grad and grad._version != version
+                   for ref, grad, version in self.seen)
+
+
+def _all_clear(params: list[torch.Tensor]) -> bool:
+    """No parameter holds a non-zero gradient: all of them, not one, since a parameter the loss never reaches
+    (a layer defined and not used) has no gradient to clear. Gradients filled with zeros
+    (``zero_grad(set_to_none=False)``) cost a tensor op each to read: two are read, the rest taken alike."""
+    read = 0
+    for p in params:
+        g = p.grad
+        if g is not None:
+            if read == 2:
+                return True
+            if bool(g.any()):
+                return False
+            read += 1
+    return True
 
 
 def _graph_leaves(t: torch.Tensor, limit: int = 2000) -> list[torch.Tensor]:
