@@ -50,12 +50,16 @@ class ErrorCheck(Check):
                              {"explain_failed": f"{type(e).__name__}: {e}"})
         if ex is None:
             return
-        lang = 1 if self.session.lang == "zh" else 0
-        place = ex.place if ex.place != ("", "") else _place(ctx)
         evidence = {"error": line, "kind": parsed.kind,
-                    "module": ctx.name_of(ctx.failing) or (type(ctx.failing).__name__ if ctx.failing else None),
-                    **ex.evidence}
-        self.report(user_line(error), evidence, place=place[lang], explain=ex.explain[lang],
+                    "module": ctx.name_of(ctx.failing) or (type(ctx.failing).__name__ if ctx.failing else None)}
+        self.explain(user_line(error), ex, evidence, default_place=_place(ctx))
+
+    def explain(self, where: str | None, ex: Explanation, evidence: dict[str, Any],
+                default_place: Words = ("", "")) -> None:
+        """Report ``ex`` in the session's language (its own place if set, else ``default_place``)."""
+        lang = 1 if self.session.lang == "zh" else 0
+        place = ex.place if ex.place != ("", "") else default_place
+        self.report(where, {**evidence, **ex.evidence}, place=place[lang], explain=ex.explain[lang],
                     fix=ex.fix[lang], **{k: v[lang] for k, v in ex.values.items()})
 
 

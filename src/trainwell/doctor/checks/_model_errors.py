@@ -150,6 +150,7 @@ def _empty_params(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
 
 _ZH = {"list of layers": "列表（里面是层）", "dict of layers": "字典（里面是层）", "list of tensors": "列表（里面是张量）",
        "tensor": "张量"}
+_ZH_SHORT = {"list of layers": "列表", "dict of layers": "字典", "list of tensors": "列表"}  # in a sentence that names them
 
 
 def _missing_forward(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:

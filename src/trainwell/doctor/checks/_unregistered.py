@@ -7,24 +7,13 @@ and ``state_dict()`` skip them. ``model-definition`` reports that form from the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from torch import nn
 
-from trainwell.doctor.checks._error_base import Words
-from trainwell.doctor.checks._model_errors import _CONTAINER_FIX, _hidden_layers
+from trainwell.doctor.checks._error_base import Explanation
+from trainwell.doctor.checks._model_errors import _CONTAINER_FIX, _ZH_SHORT, _hidden_layers
 from trainwell.doctor.events import ForwardEvent
-
-_ZH_CONTAINER = {"list of layers": "列表", "dict of layers": "字典", "list of tensors": "列表"}
-
-
-@dataclass
-class Unregistered:
-    evidence: dict[str, Any]
-    place: Words
-    explain: Words
-    fix: Words
 
 
 class UnregisteredLayers:
@@ -36,7 +25,7 @@ class UnregisteredLayers:
     def __init__(self) -> None:
         self.streak = 0
 
-    def look(self, session: Any, ev: ForwardEvent) -> Unregistered | None:
+    def look(self, session: Any, ev: ForwardEvent) -> Explanation | None:
         if not ev.grad_enabled or not ev.leaf_calls or not session.is_trained(ev.module):
             return None
         registered = set(ev.module.modules())
@@ -53,7 +42,7 @@ class UnregisteredLayers:
         return _explain(ev.module, list(hidden.values()))
 
 
-def _explain(model: nn.Module, hidden: list[nn.Module]) -> Unregistered:
+def _explain(model: nn.Module, hidden: list[nn.Module]) -> Explanation:
     cls = type(model).__name__
     holder = next(((attr, what) for attr, what in _hidden_layers(model) if what != "tensor"), None)
     attr, what = holder if holder else ("layers", "list of layers")
@@ -66,7 +55,7 @@ def _explain(model: nn.Module, hidden: list[nn.Module]) -> Unregistered:
                f"optimizer never got them and they keep their initial values; model.to(device) and state_dict() "
                f"skip them too (on a GPU this shows as a device-mismatch error).",
                f"backward() 把梯度写进了 {len(names)} 个参数张量（{shown}），它们属于 {len(hidden)} 个层：`{cls}` 在 "
-               f"forward() 里用到了这些层，却把它们放在普通的 Python {_ZH_CONTAINER[what]}（`self.{attr}`）里，"
+               f"forward() 里用到了这些层，却把它们放在普通的 Python {_ZH_SHORT[what]}（`self.{attr}`）里，"
                f"PyTorch 不会去里面找：model.parameters() 漏掉了它们，所以优化器从来没有拿到它们，它们一直保持初始值；"
                f"model.to(device) 和 state_dict() 也会跳过它们（在 GPU 上表现为设备不一致的错误）。")
     fix = (f"keep the layers in a PyTorch container: self.{attr} = {container}  # then build the optimizer from "
@@ -74,7 +63,7 @@ def _explain(model: nn.Module, hidden: list[nn.Module]) -> Unregistered:
            f"model.parameters() 创建优化器")
     place = (f"'s layers in `self.{attr}`", f"中 `self.{attr}` 里的层")
     evidence = {"parameters": names[:20], "count": len(names), "unregistered_layers": len(hidden), "attribute": attr}
-    return Unregistered(evidence, place, explain, fix)
+    return Explanation(explain, fix, evidence, place)
 
 
 def _slot(model: nn.Module, attr: str, layer: nn.Module) -> str:

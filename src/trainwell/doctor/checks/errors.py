@@ -135,9 +135,7 @@ class ModelDefinition(ErrorCheck):
             return
         found = self.unregistered.look(self.session, ev)
         if found is not None:
-            lang = 1 if self.session.lang == "zh" else 0
-            self.report(ev.where, found.evidence, place=found.place[lang], explain=found.explain[lang],
-                        fix=found.fix[lang])
+            self.explain(ev.where, found, {})
 
 
 @register

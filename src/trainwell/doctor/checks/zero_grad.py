@@ -131,7 +131,8 @@ class ZeroGradMissing(Check):
         and says when another optimizer's gradients were cleared meanwhile (zero_grad() on the wrong one)."""
         live = [o for o in self.session.live_optimizers() if o is not opt]
         # Another optimizer whose gradients were seen cleared since its own last step.
-        others = [o for o in live if (other := self.steppers.get(id(o))) is not None and not other.pending]
+        others = [o for o in live if (other := self.steppers.get(id(o))) is not None and other.ref() is o
+                  and not other.pending]
         lang = self.session.lang
         if others:
             update, fix = _MISSING_WORDS["other"].get(lang, _MISSING_WORDS["other"]["en"])
