@@ -16,9 +16,10 @@ machine single pairs move by +-0.1, so it takes some 30 pairs to tell 1.05 from 
 Target: both medians <= 1.10.
 
 ``--calls`` adds, for ``fit``, the Python function calls per optimizer step with the doctor off and on
-(``sys.setprofile``): exact, whatever the load.
+(``sys.setprofile``): exact, whatever the load. ``--opcodes`` counts bytecode instructions per step the same
+way (``sys.settrace``, slow) and names the functions that add most.
 
-    python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--part script fit] [--calls] [--json F]
+    python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--part script fit] [--calls] [--opcodes] [--json F]
 """
 
 from __future__ import annotations
@@ -144,14 +145,26 @@ def fit_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
     return pairs
 
 
+def _fit_watched(workload: str, doctor: bool, install: Callable[[Any], Any], hook: Any) -> int:
+    """One whole ``fit`` of ``workload`` with ``hook`` installed by ``install`` (``sys.setprofile`` or
+    ``sys.settrace``) for its duration; returns its optimizer steps."""
+    import trainwell
+
+    model, train, val, batch_size, epochs = fit_workload(workload)
+    install(hook)
+    try:
+        result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False,
+                               device="cpu", doctor=doctor)
+    finally:
+        install(None)
+    return len(result.steps)
+
+
 def fit_calls(workload: str) -> dict[str, float]:
     """Python calls per optimizer step of a whole ``fit`` call (validation and set-up included), doctor off / on."""
     import torch
 
-    import trainwell
-
     torch.set_num_threads(1)
-    model, train, val, batch_size, epochs = fit_workload(workload)
     count = [0]
 
     def profile(frame: Any, event: str, arg: Any) -> None:
@@ -160,19 +173,52 @@ def fit_calls(workload: str) -> dict[str, float]:
 
     def calls(doctor: bool) -> float:
         count[0] = 0
-        sys.setprofile(profile)
-        try:
-            result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False,
-                                   device="cpu", doctor=doctor)
-        finally:
-            sys.setprofile(None)
-        return count[0] / len(result.steps)
+        steps = _fit_watched(workload, doctor, sys.setprofile, profile)
+        return count[0] / steps
 
     calls(True)  # warm-up: first-call imports
     off, on = calls(False), calls(True)
     print(f"{workload}: fit, Python calls per step: doctor off {off:.1f}, on {on:.1f} (+{on - off:.1f}, "
           f"{on / off:.3f}x)")
     return {"calls_off": off, "calls_on": on}
+
+
+def fit_opcodes(workload: str, top: int = 15) -> dict[str, float]:
+    """Bytecode instructions per optimizer step of a whole ``fit`` call, doctor off / on (``sys.settrace`` with
+    opcode events: exact, whatever the load, and closer to the time than call counts), and the functions that
+    add most. Slow: each traced run takes about ten times a plain one."""
+    import collections
+
+    import torch
+
+    torch.set_num_threads(1)
+    counts: collections.Counter[tuple[str, str, int]] = collections.Counter()
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        code = frame.f_code
+        key = (code.co_filename.split("site-packages/")[-1].split("src/")[-1], code.co_name, code.co_firstlineno)
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                counts[key] += 1
+            return local
+
+        return local
+
+    def opcodes(doctor: bool) -> collections.Counter[tuple[str, str, int]]:
+        counts.clear()
+        steps = _fit_watched(workload, doctor, sys.settrace, trace)
+        return collections.Counter({k: v / steps for k, v in counts.items()})
+
+    opcodes(True)  # warm-up: first-call imports
+    off, on = opcodes(False), opcodes(True)
+    total_off, total_on = sum(off.values()), sum(on.values())
+    print(f"{workload}: fit, bytecodes per step: doctor off {total_off:.0f}, on {total_on:.0f} "
+          f"(+{total_on - total_off:.0f}, {total_on / total_off:.3f}x); the functions that add most:")
+    for extra, (file, name, line) in sorted(((on[k] - off[k], k) for k in on.keys() | off.keys()), reverse=True)[:top]:
+        print(f"  {extra:+8.1f}  {name} ({file}:{line})")
+    return {"opcodes_off": total_off, "opcodes_on": total_on}
 
 
 def median_interval(ratios: list[float]) -> tuple[float, float]:
@@ -204,6 +250,7 @@ def main() -> int:
     parser.add_argument("--part", choices=("script", "fit"), nargs="*", default=["script", "fit"],
                         help="what to time (none: with --calls, the call counts only)")
     parser.add_argument("--calls", action="store_true", help="fit's Python calls per step, doctor off / on")
+    parser.add_argument("--opcodes", action="store_true", help="fit's bytecodes per step, doctor off / on (slow)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results: dict[str, dict[str, dict[str, float]]] = {}
@@ -219,6 +266,8 @@ def main() -> int:
             results[workload]["fit"] = summarize(f"{workload}: fit doctor on / off", fit_pairs(workload, args.repeats))
         if args.calls:
             results[workload]["fit_calls"] = fit_calls(workload)
+        if args.opcodes:
+            results[workload]["fit_opcodes"] = fit_opcodes(workload)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

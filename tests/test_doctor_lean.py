@@ -54,9 +54,24 @@ def test_dataloader_window_counts_its_slow_batches_as_they_come_and_go() -> None
     # ones leave the 200-batch window, the spell is a tenth of it.
     _events(check, session, [1e-5] + [0.02] * 5 + [1e-5] * 300 + [0.02] * 20)
     (stream,) = check.streams.values()
-    assert len(stream.waits) == 200 and stream.slow == sum(w >= MIN_WAIT_S for w in stream.waits) == 20
-    assert not check.reported  # a tenth of the window waited: not a starved loop
-    assert len(stream.items) == 25 and set(stream.items) == {16}  # the sizes of the batches that waited only
+    # The window filled at the 201st batch (its 200th interval); after it one interval in four is measured,
+    # so five of the last twenty batches are in it.
+    assert len(stream.waits) == 200 and stream.slow == sum(w >= MIN_WAIT_S for w in stream.waits) == 5
+    assert not check.reported  # a fortieth of the window waited: not a starved loop
+    assert len(stream.items) == 10 and set(stream.items) == {16}  # the sizes of the batches that waited only
+
+
+def test_dataloader_window_once_full_measures_one_interval_in_four() -> None:
+    session = Session(checks=["dataloader-bottleneck"])
+    check = session.checks[0]
+    waits = [1e-5 * (i + 1) for i in range(260)]  # each batch's wait tells which batch it was
+    _events(check, session, waits)
+    (stream,) = check.streams.values()
+    # Batch 1 starts the first interval; batches 2-201 fill the window; then batches 205, 209, ... are measured
+    # (the batch before each marks where its interval starts).
+    measured = list(range(2, 202)) + list(range(205, 261, 4))
+    assert list(stream.waits) == [waits[b - 1] for b in measured[-200:]]
+    assert stream.seen == 59
 
 
 def test_dataloader_bottleneck_still_said_after_a_few_slow_batches() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,35 @@ def test_fit_with_doctor_reports_the_same_checks() -> None:
     data = TensorDataset(torch.randn(128, 4), torch.randint(0, 3, (128,)))
     result = trainwell.fit(model, data, epochs=1, batch_size=16, progress=False, device="cpu", doctor=True)
     assert "softmax-before-cross-entropy" in [f.id for f in result.findings]
+
+
+def test_fit_reports_its_model_calls_without_hooks_and_the_doctor_still_sees_each_one() -> None:
+    """In fit, the trainer hands the doctor each call of the model (Trainer.call_watch) instead of the doctor
+    hooking the model: no hook of the doctor's is on the model, and training batches fed on steps that are not
+    sampled (steps 41-49: sampled are the first ten, then one in ten) still count: a validation set copied from
+    exactly those batches is found as split-leakage."""
+    import trainwell
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from trainwell.engine.callbacks import Callback
+
+    torch.manual_seed(0)
+    x, y = torch.randn(64 * 16, 8), torch.randint(0, 3, (64 * 16,))
+    val = TensorDataset(x[41 * 16:49 * 16].clone(), y[41 * 16:49 * 16].clone())
+    seen: list[tuple[int, bool]] = []
+
+    class Look(Callback):
+        def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
+            model = trainer.model
+            seen.append((len(model._forward_hooks) + len(model._forward_pre_hooks), trainer.call_watch is not None))
+
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    loader = DataLoader(TensorDataset(x, y), batch_size=16)  # in order: step k trains on rows 16k..16k+15
+    result = trainwell.fit(model, loader, val, epochs=1, progress=False, device="cpu", doctor=True,
+                           callbacks=[Look()])
+    assert len(seen) == 64 and all(hooks == 0 and watched for hooks, watched in seen)
+    assert "split-leakage" in [f.id for f in result.findings]
+    assert not model._forward_hooks and not model._forward_pre_hooks
 
 
 def test_checks_command_lists_every_check(capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,6 +52,8 @@ class DoctorCallback(Callback):
         if trainer.state.step > 0:
             self._continue_from(self.session, trainer.state.step)
         self.session.install()
+        # trainwell's loop reports its own model calls: cheaper than hooks on the model (see Trainer.call_watch).
+        trainer.call_watch = self.session.reported_by_caller(trainer.forward_model, trainer.eval_model)
 
     def _continue_from(self, session: Session, step: int) -> None:
         """A resumed run keeps what the doctor saw before: the findings of the earlier doctor.json (each
@@ -89,9 +91,11 @@ class DoctorCallback(Callback):
         self._write()  # a run killed later keeps what was seen so far
 
     def on_fit_end(self, trainer: Trainer) -> None:
+        trainer.call_watch = None
         self._finish(None)
 
     def on_exception(self, trainer: Trainer, error: BaseException) -> None:
+        trainer.call_watch = None
         self._finish(error)
 
     def summary_entries(self, trainer: Trainer) -> dict[str, Any]:

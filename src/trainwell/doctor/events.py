@@ -39,11 +39,12 @@ class _Located:
 
     @property
     def site(self) -> Any:
-        """A cheap key for the line that made the call (the calling frame's code and line), for checks that
-        tell call sites apart on every step; ``where`` is the user's line, found by walking the stack."""
+        """A cheap key for the place that made the call (the calling frame's code and instruction: a frame's
+        line number is worked out from its code's line table each time it is read), for checks that tell call
+        sites apart; ``where`` is the user's line, found by walking the stack."""
         w = self._where
         if type(w) is FrameType:
-            return (id(w.f_code), w.f_lineno)
+            return (id(w.f_code), w.f_lasti)
         return w
 
     def __repr__(self) -> str:

@@ -165,6 +165,7 @@ class Session:
         self._has_params: dict[int, tuple[weakref.ref[nn.Module], bool]] = {}  # id(module) -> (module, answer)
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
         self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
+        self._caller_reports: dict[int, weakref.ref[nn.Module]] = {}  # models whose calls their loop reports
         self._installed = False
         self.cross_rank = False  # one process of a multi-process `doctor run`: checks keep facts to compare ranks
 
@@ -354,8 +355,21 @@ class Session:
 
         return stand_in(relu, fn)
 
+    def reported_by_caller(self, *modules: nn.Module) -> tuple[Callable[[nn.Module, tuple[Any, ...]], None],
+                                                                Callable[[nn.Module, tuple[Any, ...], Any], None]]:
+        """For a training loop that reports its own calls of ``modules`` (trainwell's): they get no forward hooks
+        of their own (a module with hooks takes torch's slower call path on every call). The loop calls
+        ``before(module, args)`` and ``after(module, args, output)`` (returned) around each call instead. On
+        sampled steps the global hooks see the calls, and these two do nothing, as the model's own hooks would not."""
+        for module in modules:
+            self._caller_reports[id(module)] = weakref.ref(module)
+        return self._model_pre, self._model_post
+
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
+            known = self._caller_reports.get(id(module))
+            if known is not None and known() is module:
+                return  # its loop reports its calls (``reported_by_caller``)
             if isinstance(module, _Loss) and not self.has_parameters(module):
                 return  # a loss module: its loss function reports every call, sampled steps show the module
             self._model_hooks[id(module)] = [module.register_forward_pre_hook(self._model_pre),
@@ -467,9 +481,10 @@ class Session:
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if _dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active:
                 return fn(tensor, *args, **kwargs)
-            ev = BackwardEvent(tensor, _getframe(1))
+            ev = None  # made when a check handles it (on a step not sampled, often none does)
             session._stack.clear()  # no forward is running now
             if session._active["on_backward_pre"]:
+                ev = BackwardEvent(tensor, _getframe(1))
                 session._dispatch("on_backward_pre", ev)
             session.in_backward = True
             try:
@@ -487,7 +502,7 @@ class Session:
                 session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
                 session.loss_steps.append(session.step)
             if session._active["on_backward"]:
-                session._dispatch("on_backward", ev)
+                session._dispatch("on_backward", ev or BackwardEvent(tensor, _getframe(1)))
             return result
 
         backward.__doc__ = fn.__doc__

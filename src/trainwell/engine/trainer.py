@@ -272,6 +272,14 @@ class Trainer:
         # Only callbacks that look at gradients cost a call per step.
         self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
                                for cb in self.callbacks)
+        # Per hook, the bound methods of the callbacks that override it: found once per fit() (the callbacks are
+        # read when it starts), since some hooks run every step.
+        self._hooks: dict[str, list[Callable[..., Any]]] = {}
+        # Set by a callback that watches every model call (the doctor): (before, after), called as
+        # before(module, args) and after(module, args, output) around each call of forward_model / eval_model.
+        # Cheaper than forward hooks, which send each call of the hooked module through torch's slower path.
+        self.call_watch: tuple[Callable[[nn.Module, tuple[Any, ...]], None],
+                               Callable[[nn.Module, tuple[Any, ...], Any], None]] | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -284,6 +292,9 @@ class Trainer:
         callback's ``on_interrupt`` (the checkpointer saves ``last.pt`` at that exact step). A second Ctrl-C
         raises at once, abandoning the save."""
         started: list[Callback] = []
+        self._hooks = {}
+        self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
+                               for cb in self.callbacks)
         restore = self._catch_ctrl_c()
         try:
             try:
@@ -377,7 +388,7 @@ class Trainer:
                 if self.eval_transform is not None:
                     x = self.eval_transform(x, None)
                 with self.precision.autocast():
-                    out = call_model(self.eval_model, x)
+                    out = self._call_model(self.eval_model, x)
                     total, parts = split_loss(self.loss_fn(out, y))
                 values = {"loss": total, **parts}
                 batches.append((_batch_size(y), list(values), [v.detach() for v in values.values()]))
@@ -438,11 +449,24 @@ class Trainer:
 
     # ---------------------------------------------------------------- private
 
+    def _call_model(self, model: nn.Module, x: Any) -> Any:
+        watch = self.call_watch
+        if watch is None:
+            return call_model(model, x)
+        args = x if isinstance(x, tuple) else (x,)
+        watch[0](model, args)
+        out = model(*args)
+        watch[1](model, args, out)  # (not reached when the call raises: as a forward hook would not be)
+        return out
+
     def _call(self, hook: str, *args: Any) -> None:
-        base = getattr(Callback, hook, None)
-        for cb in self.callbacks:
-            if getattr(type(cb), hook, None) is not base:  # the base class's hooks do nothing: not called
-                getattr(cb, hook)(self, *args)
+        methods = self._hooks.get(hook)
+        if methods is None:
+            base = getattr(Callback, hook, None)  # the base class's hooks do nothing: not called
+            methods = self._hooks[hook] = [getattr(cb, hook) for cb in self.callbacks
+                                           if getattr(type(cb), hook, None) is not base]
+        for method in methods:
+            method(self, *args)
 
     def _train_epoch(self) -> None:
         st = self.state
@@ -500,7 +524,7 @@ class Trainer:
             exchange = i == len(group) - 1  # gradients are exchanged once, on the step's last micro-batch
             with nullcontext() if exchange else self.strategy.no_sync(self.forward_model):
                 with self.precision.autocast():
-                    out = call_model(self.forward_model, x)
+                    out = self._call_model(self.forward_model, x)
                     loss, parts = split_loss(self.loss_fn(out, y))
                 share = None if shares is None else shares[i]
                 self.precision.backward(loss, share if share is None or factor == 1 else share * factor)

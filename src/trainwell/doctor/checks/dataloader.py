@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import statistics
 import time
+import weakref
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +25,10 @@ from trainwell.doctor.events import BatchEvent
 WINDOW = 8  # batch-to-batch intervals needed before judging during the run (re-judged every JUDGE_EVERY more)
 JUDGE_EVERY = 4
 JUDGE_LATER = 32  # once 64 intervals are in: the medians over 200 move slowly
+FULL = 200  # intervals in the window (the latest ones)
+# Once the window is full, one interval in SPARSE is measured: the medians of a long run's 200 latest
+# intervals move slowly, and the check then costs a quarter of its per-batch work.
+SPARSE = 4
 AT_END = 4  # a run that ended with fewer intervals is judged at its end from as few as this many...
 END_AGREE = 1.0  # ...when every one of them shows the wait (with WINDOW or more, AGREE of them must)
 AGREE = 0.75
@@ -38,9 +44,10 @@ class _Stream:
     last_time: float = 0.0
     last_iterator: int = 0
     last_backward: int = -1
-    waits: deque[float] = field(default_factory=lambda: deque(maxlen=200))
-    intervals: deque[float] = field(default_factory=lambda: deque(maxlen=200))
-    items: deque[int] = field(default_factory=lambda: deque(maxlen=200))  # items in the batches that waited
+    waits: deque[float] = field(default_factory=lambda: deque(maxlen=FULL))
+    intervals: deque[float] = field(default_factory=lambda: deque(maxlen=FULL))
+    items: deque[int] = field(default_factory=lambda: deque(maxlen=FULL))  # items in the batches that waited
+    seen: int = 0  # batches since the window filled
     slow: int = 0  # waits in ``waits`` of at least MIN_WAIT_S: fewer than AGREE of them, and there is nothing to judge
     new: int = 0  # intervals added since the last judgement
     num_workers: int = -1
@@ -95,21 +102,37 @@ class DataLoaderBottleneck(Check):
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.streams: dict[tuple[str | None, int], _Stream] = {}
+        # (weak reference to, stream of) the iterator of the latest batch: the next batch is most often its own.
+        self.last: tuple[Callable[[], Any], _Stream] = (lambda: None, _Stream())
 
     def on_batch(self, ev: BatchEvent) -> None:
         if self.reported:
             return
         now = time.perf_counter()
         it = ev.iterator
-        key = (ev.site, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
-        s = self.streams.get(key)
-        if s is None:
-            s = self.streams[key] = _Stream()
-            s.where = ev.where  # (the user's line: found once per stream, it walks the stack)
+        ref, s = self.last
+        if it is None or ref() is not it:  # (the iterator's stream is remembered: no key to make for each batch)
+            key = (ev.site, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
+            s = self.streams.get(key)
+            if s is None:
+                s = self.streams[key] = _Stream()
+                s.where = ev.where  # (the user's line: found once per stream, it walks the stack)
+            if it is not None:
+                try:
+                    self.last = (weakref.ref(it), s)
+                except TypeError:  # an iterator that takes no weak reference: looked up by its key each time
+                    pass
+        measure = True
+        if len(s.intervals) == FULL:  # a full window: from now on one interval in SPARSE is measured
+            s.seen += 1
+            phase = s.seen % SPARSE
+            if phase and phase != SPARSE - 1:
+                return
+            measure = not phase  # (the batch before a measured one marks where its interval starts)
         backward = self.session.backward_count
         same_iterator = it is not None and id(it) == s.last_iterator
         # An interval counts when it holds training work and stays inside one epoch's iterator.
-        if same_iterator and backward > s.last_backward >= 0:
+        if measure and same_iterator and backward > s.last_backward >= 0:
             wait, waits = ev.wait_seconds, s.waits
             if len(waits) == waits.maxlen and waits[0] >= MIN_WAIT_S:
                 s.slow -= 1  # about to leave the window
