@@ -269,12 +269,10 @@ class Trainer:
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
         self._interrupted = False  # a first Ctrl-C arrived: stop at the next step boundary
         self._at_boundary = True  # no step is half done: the state is one a checkpoint can resume exactly
-        # Only callbacks that look at gradients cost a call per step.
-        self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
-                               for cb in self.callbacks)
         # Per hook, the bound methods of the callbacks that override it: found once per fit() (the callbacks are
         # read when it starts), since some hooks run every step.
         self._hooks: dict[str, list[Callable[..., Any]]] = {}
+        self._grad_hooks = False  # whether a callback looks at gradients (set by fit(): else no call per step)
         # Set by a callback that watches every model call (the doctor): (before, after), called as
         # before(module, args) and after(module, args, output) around each call of forward_model / eval_model.
         # Cheaper than forward hooks, which send each call of the hooked module through torch's slower path.
@@ -293,8 +291,7 @@ class Trainer:
         raises at once, abandoning the save."""
         started: list[Callback] = []
         self._hooks = {}
-        self._grad_hooks = any(type(cb).on_before_optimizer_step is not Callback.on_before_optimizer_step
-                               for cb in self.callbacks)
+        self._grad_hooks = bool(self._methods("on_before_optimizer_step"))
         restore = self._catch_ctrl_c()
         try:
             try:
@@ -459,13 +456,17 @@ class Trainer:
         watch[1](model, args, out)  # (not reached when the call raises: as a forward hook would not be)
         return out
 
-    def _call(self, hook: str, *args: Any) -> None:
+    def _methods(self, hook: str) -> list[Callable[..., Any]]:
+        """The bound ``hook`` of each callback that overrides it (the base class's hooks do nothing)."""
         methods = self._hooks.get(hook)
         if methods is None:
-            base = getattr(Callback, hook, None)  # the base class's hooks do nothing: not called
+            base = getattr(Callback, hook, None)
             methods = self._hooks[hook] = [getattr(cb, hook) for cb in self.callbacks
                                            if getattr(type(cb), hook, None) is not base]
-        for method in methods:
+        return methods
+
+    def _call(self, hook: str, *args: Any) -> None:
+        for method in self._methods(hook):
             method(self, *args)
 
     def _train_epoch(self) -> None:

@@ -2,7 +2,8 @@
 
 Judged from time alone: for each place a DataLoader is iterated (and each dataset there), the
 time ``next()`` took (the wait) against the time from one batch to the next (wait + the
-training work on the batch). Only intervals with a ``backward()`` in them count, so
+training work on the batch). An iterator's batches all count for the place of its first one (a
+``next(it)`` before the loop over the same iterator is one stream). Only intervals with a ``backward()`` in them count, so
 validation loops and epoch boundaries (worker start-up, evaluation) stay out.
 """
 

@@ -133,12 +133,10 @@ class ZeroGradMissing(Check):
         # Another optimizer whose gradients were seen cleared since its own last step.
         others = [o for o in live if (other := self.steppers.get(id(o))) is not None and other.ref() is o
                   and not other.pending]
-        lang = self.session.lang
+        words = _MISSING_WORDS["other" if others else "optimizer"]
+        update, fix = words.get(self.session.lang, words["en"])
         if others:
-            update, fix = _MISSING_WORDS["other"].get(lang, _MISSING_WORDS["other"]["en"])
             fix = fix.format(stepping=_receiver(ev.where) or "optimizer")
-        else:
-            update, fix = _MISSING_WORDS["optimizer"].get(lang, _MISSING_WORDS["optimizer"]["en"])
         evidence = {"steps_adding_to_old_gradients": st.streak, "updates": "optimizer",
                     "optimizer": type(opt).__name__, "other_optimizer_cleared": bool(others)}
         self.report(ev.where if live else st.where, evidence, count=st.streak, update=update, fix=fix)
