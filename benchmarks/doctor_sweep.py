@@ -55,6 +55,10 @@ SWEEPS = (
           (0, 0.2, 0.4, 0.6, 0.8), (0, 0.8)),
     Sweep("exploding-gradients", "exploding.py", "8 ReLU layers at x times Kaiming init, SGD",
           (1, 1.25, 1.5, 2, 4, 16), (1, 1.5, 16)),
+    Sweep("saturated-activations", "saturated.py", "3 tanh layers, weights at x times the default scale, SGD",
+          (1, 2, 4, 6, 8, 16, 32), (1, 8)),  # 8: found by the outputs' share alone
+    Sweep("data-not-shuffled", "unshuffled.py", "digits in label order through a shuffle buffer of x samples",
+          (1400, 400, 100, 32, 8, 1), (1400, 1)),
 )
 
 

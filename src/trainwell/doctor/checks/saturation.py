@@ -1,5 +1,6 @@
-"""saturated-activations: most units of a sigmoid / tanh layer sit at the flat ends of the curve
-(outputs within 0.01 of 0 / 1 or of -1 / 1) for nearly every input of the batch, step after step.
+"""saturated-activations: a sigmoid / tanh layer whose outputs sit at the flat ends of the curve
+(within 0.01 of 0 / 1 or of -1 / 1), step after step: most of its units for most inputs of the batch,
+or over a third of all its outputs.
 
 A saturated unit passes back almost no gradient (the slope there is below 0.01), so the layers
 before it stop learning. The activations are read from the autograd graph of a model call on
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.checks._grads import read_back
 from trainwell.doctor.events import ForwardEvent, LossEvent
 
 if TYPE_CHECKING:
@@ -60,9 +62,10 @@ UNIT_FLAT = 0.6  # a unit is saturated when at least this share of its outputs o
 #                   (either end: a unit flipping between 0 and 1 passes no more gradient than one stuck at 1)
 
 
-def saturated_share(kind: str, out: torch.Tensor) -> tuple[float, int] | None:
-    """(share of saturated units, number of units); None when the tensor is too small to say (fewer than 8
-    samples or 4 units). Units: dim 1 (features, channels), the last dim for 3-D sequences."""
+def saturated_share(kind: str, out: torch.Tensor) -> tuple[float, int, float] | None:
+    """(share of saturated units, number of units, share of all the outputs at the flat ends); None when the
+    tensor is too small to say (fewer than 8 samples or 4 units). Units: dim 1 (features, channels), the last
+    dim for 3-D sequences."""
     if out.ndim < 2 or out.shape[0] < 8 or not out.is_floating_point():
         return None
     x = out.detach()
@@ -72,38 +75,41 @@ def saturated_share(kind: str, out: torch.Tensor) -> tuple[float, int] | None:
     units = int(flat.shape[1])
     if units < 4:
         return None
-    per_unit = flat.transpose(0, 1).reshape(units, -1).float().mean(dim=1) >= UNIT_FLAT
-    return float(per_unit.float().mean()), units
+    per_unit = flat.transpose(0, 1).reshape(units, -1).float().mean(dim=1)
+    unit_share, output_share = read_back([(per_unit >= UNIT_FLAT).float().mean(), per_unit.mean()])  # one wait
+    return unit_share, units, output_share
 
 
 @register
 class SaturatedActivations(Check):
     id = "saturated-activations"
     severity = "warning"
-    summary = "most units of a sigmoid / tanh layer sit at its flat ends (near 0/1 or ±1) for most inputs"
+    summary = "a sigmoid / tanh layer's outputs sit at its flat ends (near 0/1 or ±1): most units, or a third of all"
     text = {
         "en": Text(
-            title="Saturated {kind} units: {share} of a layer's units are stuck at the ends of the curve",
-            general="Saturated sigmoid / tanh units: most of a layer's units are stuck at the ends of the curve",
-            message="In the {kind} layer #{layer} of the model ({units} units), {share} of the units output values "
-                    "within 0.01 of {ends} for most examples of the batch, on {count} checked steps in a row. There "
-                    "the curve is flat: its slope is below 0.01, so almost no gradient flows back through these "
-                    "units and the layers before them stop learning. The pre-activations are far too large: usually "
+            title="Saturated {kind} units: {outputs} of a layer's outputs sit at the ends of the curve",
+            general="Saturated sigmoid / tanh units: much of a layer's output sits at the ends of the curve",
+            message="In the {kind} layer #{layer} of the model ({units} units), {outputs} of the outputs on the batch "
+                    "are within 0.01 of {ends}, and {share} of the units stay there for most examples, on {count} "
+                    "checked steps in a row. There the curve is flat: its slope is below 0.01, so almost no gradient "
+                    "flows back through these units and the layers before them stop learning. The pre-activations are far too large: usually "
                     "inputs on a raw scale (not normalized), or weights initialised too large.",
             fix="normalize the inputs and use the default (or Xavier) initialisation: x = (x - x.mean(0)) / "
                 "x.std(0)  # and nn.init.xavier_uniform_(layer.weight, gain=nn.init.calculate_gain('{kind}'))"),
         "zh": Text(
-            title="{kind} 单元饱和：某层 {share} 的单元卡在曲线两端",
-            general="sigmoid / tanh 单元饱和：某层大部分单元卡在曲线两端",
-            message="模型的第 {layer} 个 {kind} 层（{units} 个单元）中，有 {share} 的单元在连续 {count} 个检查步里，"
-                    "对批次中大多数样本的输出都在 {ends} 的 0.01 以内。曲线在那里是平的：斜率小于 0.01，"
+            title="{kind} 单元饱和：某层 {outputs} 的输出落在曲线两端",
+            general="sigmoid / tanh 单元饱和：某层很大一部分输出落在曲线两端",
+            message="模型的第 {layer} 个 {kind} 层（{units} 个单元）中，连续 {count} 个检查步里，批次上 {outputs} 的输出"
+                    "都在 {ends} 的 0.01 以内，{share} 的单元对大多数样本都停在那里。曲线在那里是平的：斜率小于 0.01，"
                     "几乎没有梯度能穿过这些单元传回去，前面的层就学不动了。激活前的值太大了：通常是输入没有归一化（原始尺度），"
                     "或者权重初始化得太大。",
             fix="把输入归一化，并使用默认（或 Xavier）初始化：x = (x - x.mean(0)) / x.std(0)  "
                 "# 以及 nn.init.xavier_uniform_(layer.weight, gain=nn.init.calculate_gain('{kind}'))"),
     }
 
-    SHARE = 0.5  # most of the layer's units...
+    SHARE = 0.5  # most of the layer's units, or...
+    OUTPUTS = 0.35  # ...this share of all its outputs (units half saturated each: 3-4 points of accuracy lost on
+    #                 digits behind three tanh layers at 6x the default init; at 4x, 15 % of the outputs, 1-2 points)
     STREAK = 5  # ...on this many checked steps in a row (the first 10 steps are all checked)...
     UNTIL = 100  # ...starting in the first steps: a bad input scale or init shows at once, and a long healthy run
     #              that grows confident later is left alone
@@ -133,9 +139,9 @@ class SaturatedActivations(Check):
             measured = saturated_share(kind, out)
             if measured is None:
                 continue
-            share, units = measured
+            share, units, outputs = measured
             key = (source, i)
-            streak = self.streaks.get(key, 0) + 1 if share >= self.SHARE else 0
+            streak = self.streaks.get(key, 0) + 1 if share >= self.SHARE or outputs >= self.OUTPUTS else 0
             if streak:
                 self.streaks[key] = streak
             else:
@@ -143,7 +149,8 @@ class SaturatedActivations(Check):
             if streak >= self.STREAK:
                 ends = "0 or 1" if kind == "sigmoid" else "-1 or 1"
                 self.report(where, {"kind": kind, "layer": i + 1, "units": units, "saturated_share": share,
-                                       "steps": streak},
-                            kind=kind, layer=i + 1, units=units, share=f"{share:.0%}", count=streak,
+                                       "flat_outputs_share": outputs, "steps": streak},
+                            kind=kind, layer=i + 1, units=units, share=f"{share:.0%}", outputs=f"{outputs:.0%}",
+                            count=streak,
                             ends=ends if self.session.lang != "zh" else ends.replace(" or ", " 或 "))
                 return

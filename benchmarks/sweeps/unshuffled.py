@@ -1,0 +1,46 @@
+"""data-not-shuffled sweep: digits read in label order (as from one folder per class) through a shuffle
+buffer of --strength samples, the way a streaming pipeline mixes them; 1,400 is a full shuffle, 1 none."""
+
+import random
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, IterableDataset
+
+from _digits import accuracy, digits, finish, mlp, setup
+
+size = int(setup(1400))
+x, y, xv, yv = digits()
+order = torch.argsort(y, stable=True)
+x, y = x[order], y[order]
+
+
+class Buffered(IterableDataset):
+    def __init__(self, buffer: int) -> None:
+        self.buffer, self.rng = buffer, random.Random(0)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        pool: list[int] = []
+        for i in range(len(y)):
+            pool.append(i)
+            if len(pool) >= self.buffer:
+                yield self._take(pool)
+        while pool:
+            yield self._take(pool)
+
+    def _take(self, pool: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        j = pool.pop(self.rng.randrange(len(pool)))
+        return x[j], y[j]
+
+
+loader = DataLoader(Buffered(size), batch_size=32)
+model = mlp()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+loss_fn = nn.CrossEntropyLoss()
+for epoch in range(8):
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+finish(accuracy(model, xv, yv), loss.item())
