@@ -116,20 +116,26 @@ def fit_workload(workload: str) -> tuple[Callable[[], Any], Any, Any, int, int]:
     return cnn, TensorDataset(x[:1500], y[:1500]), TensorDataset(x[1500:], y[1500:]), 32, 72  # 47 an epoch: 3,384
 
 
+def run_fit(parts: tuple[Callable[[], Any], Any, Any, int, int], doctor: bool, epochs: int | None = None) -> Any:
+    """One ``trainwell.fit`` of a workload (``fit_workload``'s parts) on the CPU, without a progress bar."""
+    import trainwell
+
+    model, train, val, batch_size, default_epochs = parts
+    return trainwell.fit(model(), train, val, epochs=epochs or default_epochs, batch_size=batch_size, progress=False,
+                         device="cpu", doctor=doctor)
+
+
 def fit_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
     import torch
 
-    import trainwell
-
     torch.set_num_threads(1)
-    model, train, val, batch_size, epochs = fit_workload(workload)
+    parts = fit_workload(workload)
 
     walls: dict[bool, float] = {}
 
     def per_step(doctor: bool) -> float:
         started = time.process_time()  # CPU time: a busy shared machine moves wall time by +-20 %
-        result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False,
-                               device="cpu", doctor=doctor)
+        result = run_fit(parts, doctor)
         cpu = time.process_time() - started
         if doctor and result.findings:
             print("  doctor findings on a correct run:", [f.id for f in result.findings])
@@ -151,13 +157,10 @@ def fit_pairs(workload: str, repeats: int) -> list[tuple[float, float]]:
 def _fit_watched(workload: str, doctor: bool, install: Callable[[Any], Any], hook: Any) -> int:
     """One whole ``fit`` of ``workload`` with ``hook`` installed by ``install`` (``sys.setprofile`` or
     ``sys.settrace``) for its duration; returns its optimizer steps."""
-    import trainwell
-
-    model, train, val, batch_size, epochs = fit_workload(workload)
+    parts = fit_workload(workload)
     install(hook)
     try:
-        result = trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False,
-                               device="cpu", doctor=doctor)
+        result = run_fit(parts, doctor)
     finally:
         install(None)
     return len(result.steps)
@@ -224,25 +227,20 @@ def fit_opcodes(workload: str, top: int = 15) -> dict[str, float]:
     return {"opcodes_off": total_off, "opcodes_on": total_on}
 
 
-def _measured_fit(workload: str) -> None:
-    """The fit that ``--samples`` profiles (its name marks its samples); run in a child after a warm-up."""
-    import trainwell
-
-    model, train, val, batch_size, epochs = fit_workload(workload)
-    trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False, device="cpu",
-                  doctor=True)
+def _measured_fit(parts: tuple[Callable[[], Any], Any, Any, int, int]) -> None:
+    """The fit that ``--samples`` profiles (its name marks its samples)."""
+    run_fit(parts, doctor=True)
 
 
 def _fit_child(workload: str, repeats: int) -> None:
+    """What ``--samples`` runs under py-spy: a one-epoch warm-up (imports, first allocations), then the fits."""
     import torch
 
-    import trainwell
-
     torch.set_num_threads(1)
-    model, train, val, batch_size, _ = fit_workload(workload)
-    trainwell.fit(model(), train, val, epochs=1, batch_size=batch_size, progress=False, device="cpu", doctor=True)
+    parts = fit_workload(workload)
+    run_fit(parts, doctor=True, epochs=1)
     for _ in range(repeats):
-        _measured_fit(workload)
+        _measured_fit(parts)
 
 
 def doctor_share(raw: str) -> tuple[int, int, dict[str, int]]:
@@ -284,8 +282,12 @@ def fit_samples(workload: str, repeats: int) -> dict[str, float]:
         out = Path(folder) / "raw.txt"
         child = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import doctor_overhead; "
                  f"doctor_overhead._fit_child({workload!r}, {repeats})")
-        subprocess.run([spy, "record", "--rate", "200", "--format", "raw", "--output", str(out), "--",
-                        sys.executable, "-c", child], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = subprocess.run([spy, "record", "--rate", "200", "--format", "raw", "--output", str(out), "--",
+                               sys.executable, "-c", child],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0 or not out.is_file():
+            raise SystemExit(f"py-spy failed (exit code {done.returncode}); it said:\n{done.stderr.strip()[-2000:]}\n"
+                             "(py-spy needs ptrace: in a container, run it with --cap-add SYS_PTRACE)")
         total, own, per = doctor_share(out.read_text())
     if not total:
         raise SystemExit("py-spy recorded no sample of the fit: is ptrace allowed on this machine?")

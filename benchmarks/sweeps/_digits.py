@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterable, Iterator
 
 import torch
 from sklearn.datasets import load_digits
@@ -42,13 +43,24 @@ def mlp(dropout: float = 0.0) -> nn.Sequential:
 def train(model: nn.Module, optimizer: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
           epochs: int = 8) -> float:
     """Shuffled mini-batches of 32 with cross-entropy; returns the last batch's loss."""
-    loss_fn = nn.CrossEntropyLoss()
-    for _ in range(epochs):
+
+    def shuffled() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         perm = torch.randperm(len(y))
         for i in range(0, len(y), 32):
             idx = perm[i:i + 32]
+            yield x[idx], y[idx]
+
+    return train_batches(model, optimizer, shuffled, epochs)
+
+
+def train_batches(model: nn.Module, optimizer: torch.optim.Optimizer,
+                  batches: Callable[[], Iterable[tuple[torch.Tensor, torch.Tensor]]], epochs: int = 8) -> float:
+    """Cross-entropy over the batches ``batches()`` gives (called once an epoch); returns the last batch's loss."""
+    loss_fn = nn.CrossEntropyLoss()
+    for _ in range(epochs):
+        for xb, yb in batches():
             optimizer.zero_grad()
-            loss = loss_fn(model(x[idx]), y[idx])
+            loss = loss_fn(model(xb), yb)
             loss.backward()
             optimizer.step()
     return loss.item()

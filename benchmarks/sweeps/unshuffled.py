@@ -4,10 +4,9 @@ buffer of --strength samples, the way a streaming pipeline mixes them; 1,400 is 
 import random
 
 import torch
-from torch import nn
 from torch.utils.data import DataLoader, IterableDataset
 
-from _digits import accuracy, digits, finish, mlp, setup
+from _digits import accuracy, digits, finish, mlp, setup, train_batches
 
 size = int(setup(1400))
 x, y, xv, yv = digits()
@@ -35,12 +34,5 @@ class Buffered(IterableDataset):
 
 loader = DataLoader(Buffered(size), batch_size=32)
 model = mlp()
-optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-loss_fn = nn.CrossEntropyLoss()
-for epoch in range(8):
-    for xb, yb in loader:
-        optimizer.zero_grad()
-        loss = loss_fn(model(xb), yb)
-        loss.backward()
-        optimizer.step()
-finish(accuracy(model, xv, yv), loss.item())
+loss = train_batches(model, torch.optim.Adam(model.parameters(), lr=1e-3), lambda: loader)
+finish(accuracy(model, xv, yv), loss)

@@ -92,15 +92,17 @@ class SaturatedActivations(Check):
             message="In the {kind} layer #{layer} of the model ({units} units), {outputs} of the outputs on the batch "
                     "are within 0.01 of {ends}, and {share} of the units stay there for most examples, on {count} "
                     "checked steps in a row. There the curve is flat: its slope is below 0.01, so almost no gradient "
-                    "flows back through these units and the layers before them stop learning. The pre-activations are far too large: usually "
-                    "inputs on a raw scale (not normalized), or weights initialised too large.",
+                    "flows back through these units and the layers before them stop learning. The pre-activations "
+                    "are far too large: usually inputs on a raw scale (not normalized), or weights initialised too "
+                    "large.",
             fix="normalize the inputs and use the default (or Xavier) initialisation: x = (x - x.mean(0)) / "
                 "x.std(0)  # and nn.init.xavier_uniform_(layer.weight, gain=nn.init.calculate_gain('{kind}'))"),
         "zh": Text(
             title="{kind} 单元饱和：某层 {outputs} 的输出落在曲线两端",
             general="sigmoid / tanh 单元饱和：某层很大一部分输出落在曲线两端",
-            message="模型的第 {layer} 个 {kind} 层（{units} 个单元）中，连续 {count} 个检查步里，批次上 {outputs} 的输出"
-                    "都在 {ends} 的 0.01 以内，{share} 的单元对大多数样本都停在那里。曲线在那里是平的：斜率小于 0.01，"
+            message="模型的第 {layer} 个 {kind} 层（{units} 个单元）中，连续 {count} 个检查步里，"
+                    "批次上 {outputs} 的输出都在 {ends} 的 0.01 以内，{share} 的单元对大多数样本都停在那里。"
+                    "曲线在那里是平的：斜率小于 0.01，"
                     "几乎没有梯度能穿过这些单元传回去，前面的层就学不动了。激活前的值太大了：通常是输入没有归一化（原始尺度），"
                     "或者权重初始化得太大。",
             fix="把输入归一化，并使用默认（或 Xavier）初始化：x = (x - x.mean(0)) / x.std(0)  "
