@@ -16,7 +16,9 @@ import torch
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import change_norms, norms
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
-from trainwell.doctor.lang import pick
+from trainwell.doctor.checks._loss_jumps import LabelMix, unsettled
+from trainwell.doctor.checks.shuffling import class_targets
+from trainwell.doctor.lang import pick, told
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
@@ -48,25 +50,66 @@ def all_finite(x: Any) -> bool:
     return not (isinstance(x, torch.Tensor) and x.is_floating_point() and not bool(torch.isfinite(x).all()))
 
 
+# Why a loss that never settles points at the learning rate, and what to do (lr-too-high's "jumps" / "relapse").
+SETTLE = ("The batches held as many different classes as shuffled data does, so this does not come from the order "
+          "of the data: with learning rate {lr} the updates keep overshooting, each one undoes part of what the "
+          "others learned, and the model ends worse than it could.",
+          "各批次包含的类别数和打乱后的数据一样多，所以这不是数据顺序造成的：学习率为 {lr} 时更新一次次越过最小值，"
+          "每一步都抵消掉其他步学到的一部分，模型最终比本来能达到的要差。")
+REMEDY_SETTLE = ("use a learning rate 3-10x smaller, or lower it during training "
+                 "(torch.optim.lr_scheduler.CosineAnnealingLR)",
+                 "把学习率调小 3-10 倍，或在训练中逐步降低它（torch.optim.lr_scheduler.CosineAnnealingLR）")
+
+
 @register
 class LrTooHigh(Check):
     id = "lr-too-high"
     severity = "error"
-    summary = "the loss blows up (rises far above its start, or becomes inf/NaN) in the first steps"
+    summary = ("the loss blows up (rises far above its start, or becomes inf/NaN) in the first steps, or never "
+               "settles in a run whose batches mix the classes (it keeps jumping to twice its recent "
+               "level, or back above its start, to the end)")
     text = {
         "en": Text(
-            title="The learning rate {lr} is too high: the loss blows up",
-            general="The learning rate is too high: the loss blows up",
-            message="Within the first {steps} optimizer steps the loss went from {start} to {value}, although the "
-                    "inputs were finite. With learning rate {lr} each update overshoots the minimum, so the loss "
-                    "grows instead of shrinking (and then the weights become inf/NaN or the network dies).",
-            fix="use a learning rate about 10x smaller: optimizer = {call}"),
+            title="The learning rate {lr} is too high: {headline}",
+            general="The learning rate is too high: the loss blows up or never settles",
+            message="{story}",
+            fix="{remedy}: optimizer = {call}"),
         "zh": Text(
-            title="学习率 {lr} 太大：损失爆炸",
-            general="学习率太大：损失爆炸",
-            message="在最初的 {steps} 次优化器更新内，损失从 {start} 变成了 {value}，而输入都是有限值。"
-                    "学习率为 {lr} 时每次更新都越过了最小值，损失不降反升（随后权重变成 inf/NaN，或者网络“死掉”）。",
-            fix="把学习率调小约 10 倍：optimizer = {call}"),
+            title="学习率 {lr} 太大：{headline}",
+            general="学习率太大：损失爆炸或始终稳定不下来",
+            message="{story}",
+            fix="{remedy}：optimizer = {call}"),
+    }
+    # The two ways a too-high rate shows: the loss blows up early, or it never settles (see _loss_jumps).
+    WORDS = {
+        "blowup": {
+            "headline": ("the loss blows up", "损失爆炸"),
+            "story": ("Within the first {steps} optimizer steps the loss went from {start} to {value}, although the "
+                      "inputs were finite. With learning rate {lr} each update overshoots the minimum, so the loss "
+                      "grows instead of shrinking (and then the weights become inf/NaN or the network dies).",
+                      "在最初的 {steps} 次优化器更新内，损失从 {start} 变成了 {value}，而输入都是有限值。"
+                      "学习率为 {lr} 时每次更新都越过了最小值，损失不降反升（随后权重变成 inf/NaN，或者网络“死掉”）。"),
+            "remedy": ("use a learning rate about 10x smaller", "把学习率调小约 10 倍"),
+        },
+        "jumps": {
+            "headline": ("the loss never settles", "损失始终稳定不下来"),
+            "story": ("In the last quarter of the run, {count} of {checked} losses ({share}) jumped to over 2x the "
+                      "median of the 20 losses before them and to at least a quarter of the starting loss ({start}), "
+                      "as high as {value}. {settle}",
+                      "在训练的最后四分之一里，{checked} 个损失中有 {count} 个（{share}）跳到了它前面 20 个损失中位数的 "
+                      "2 倍以上，并且至少达到起始损失（{start}）的四分之一，最高达到 {value}。{settle}"),
+            "remedy": REMEDY_SETTLE,
+        },
+        "relapse": {
+            "headline": ("the loss never settles", "损失始终稳定不下来"),
+            "story": ("In the second half of the run, {count} of {checked} losses jumped to over 2x the median of "
+                      "the 20 losses before them and above the very first one ({start}), as high as {value}: on "
+                      "those batches the model was worse than before it trained. {settle}",
+                      "在训练的后半段，{checked} 个损失中有 {count} 个跳到了它前面 20 个损失中位数的 2 倍以上，"
+                      "并且比最初的损失（{start}）还高，最高达到 {value}："
+                      "在这些批次上模型比训练之前还差。{settle}"),
+            "remedy": REMEDY_SETTLE,
+        },
     }
 
     WINDOW = 10  # losses smoothed together (geometric mean: one spike alone cannot trip the rule)
@@ -94,6 +137,7 @@ class LrTooHigh(Check):
         self.step_where: str | None = None
         self.n_losses = 0
         self.off = False  # no scale to judge: negative losses, no finite start, an inf/NaN seen, a GAN
+        self.mix = LabelMix()  # the classes of training batches, on sampled steps (for the jumps at the end)
 
     def on_forward(self, ev: ForwardEvent) -> None:
         # The model's input; loss modules (no parameters) get the model's output, which may be inf.
@@ -112,6 +156,15 @@ class LrTooHigh(Check):
             self.last_target = ev.target
             if not self.first:  # the starting loss's batch (a short last batch must not change it)
                 self.terms = ev.target.numel()
+        if self.session.sampled and isinstance(ev.input, torch.Tensor) and ev.input.requires_grad:
+            targets = class_targets(ev)
+            weighted = any(ev.kwargs.get(k) is not None for k in ("weight", "pos_weight"))
+            if targets is None or weighted:
+                # A training loss without class targets, or with class weights (a batch holding a rare class
+                # weighs many times more): the jumps are not judged.
+                self.mix.off = True
+            else:
+                self.mix.add(targets)
 
     def on_step(self, ev: StepEvent) -> None:
         self.optimizers.add(id(ev.optimizer))
@@ -177,6 +230,11 @@ class LrTooHigh(Check):
         if (self.top[0] >= self.JUMP * base and all(math.isfinite(x) for x in tail)
                 and statistics.fmean(tail) >= end * base and self.inputs_finite()):
             self.fire(None, self.top[0], self.top_step)
+        elif self.mix.mixed():
+            found = unsettled(losses, base)
+            if found is not None and self.inputs_finite():
+                self.fire(None, found.highest, self.session.step, found.form, count=found.count,
+                          checked=found.checked, share=f"{found.count / found.checked:.0%}")
 
     def baseline(self) -> float:
         """The loss before training moved it: the very first loss, or, when single losses are noisy (fewer
@@ -188,16 +246,21 @@ class LrTooHigh(Check):
     def inputs_finite(self) -> bool:
         return all_finite(self.last_input) and all_finite(self.last_target)
 
-    def fire(self, where: str | None, value: float, step: int) -> None:
+    def fire(self, where: str | None, value: float, step: int, form: str = "blowup", **values: Any) -> None:
         if self.opt is None:
             return
         lr = current_lr(self.opt)
         if lr <= 0:
             return
-        self.report(self.step_where or where,
-                    {"start_loss": self.baseline(), "loss": value, "lr": lr, "step": step},
-                    lr=lr, start=self.baseline(), value=value, steps=max(step, 1),
-                    call=optimizer_call(self.opt, lr / 10))
+        start, steps = self.baseline(), max(step, 1)
+        shown = {"lr": f"{lr:.4g}", "start": f"{start:.4g}", "value": f"{value:.4g}", "steps": steps, **values}
+        settle = pick(self.session.lang, *SETTLE).format(**shown)
+        words = told(self.session.lang, self.WORDS[form], settle=settle, **shown)
+        evidence = {"start_loss": start, "loss": value, "lr": lr, "step": step, "form": form}
+        if form != "blowup":
+            evidence["class_mix"] = self.mix.ratio()  # distinct classes per batch over what shuffled data gives
+        evidence.update({k: v for k, v in values.items() if not isinstance(v, str)})
+        self.report(self.step_where or where, evidence, lr=lr, call=optimizer_call(self.opt, lr / 10), **words)
 
 
 def stalled_loss(losses: list[float], share: float) -> tuple[float, float] | None:

@@ -68,7 +68,7 @@ class DataNotShuffled(Check):
             return
         if not torch.is_grad_enabled():
             return
-        t = _class_targets(ev)
+        t = class_targets(ev)
         if t is not None and t.numel() >= MIN_BATCH:
             self.pending.append(t)
             self.where = self.where or ev.where
@@ -161,7 +161,7 @@ class DataNotShuffled(Check):
                     pure=len(pure), batches=len(self.batches), classes=len(classes))
 
 
-def _class_targets(ev: LossEvent) -> torch.Tensor | None:
+def class_targets(ev: LossEvent) -> torch.Tensor | None:
     """The loss's targets as one class id per sample, or None (regression, soft, token or pixel targets)."""
     inp, t = ev.input, ev.target
     if not (isinstance(inp, torch.Tensor) and isinstance(t, torch.Tensor)) or not inp.requires_grad:
