@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 import torch
@@ -103,7 +104,9 @@ class LabelMix:
             return None
         total = sum(self.counts.values())
         freqs = [c / total for c in self.counts.values()]
-        expected = statistics.fmean(sum(1 - (1 - p) ** b for p in freqs) for b in self.sizes)
+        # Batches share a few sizes (a short last one): each size once, whatever the number of classes.
+        sizes = Counter(self.sizes)
+        expected = sum(k * sum(1 - (1 - p) ** b for p in freqs) for b, k in sizes.items()) / len(self.sizes)
         return statistics.fmean(self.distinct) / expected
 
     def mixed(self) -> bool:

@@ -18,12 +18,23 @@ from trainwell.doctor.lang import pick, told
 REGRESSION_LOSSES = {"mse_loss": "MSELoss", "l1_loss": "L1Loss", "smooth_l1_loss": "SmoothL1Loss", "huber_loss": "HuberLoss"}
 _LOOK = 200  # loss calls examined on every step; later, sampled steps only
 _ABOVE_LOG_PROB = 1e-3  # an NLLLoss input above this is not a log-probability (rounding stays far below)
+# Float targets of a regression loss taken for class labels: the whole numbers 0..C-1 with C in this range...
+_FLOAT_CLASSES = (3, 50)
+_FLOAT_SAMPLES = 10  # ...seen at least this many times C in all (counted over the calls so far), ...
+_BALANCE = 2.0  # ...each value within this factor of 1 / C of the targets (ordered scores are rarely balanced)
 
 _DETAIL = {
     "one_hot": ("The targets are one-hot rows ({classes} columns, one 1 per row): this is classification.",
                 "目标是 one-hot 行（{classes} 列，每行一个 1）：这是分类任务。"),
     "class_ids": ("The targets are integer class ids ({classes} distinct values per batch): this is classification.",
                   "目标是整数类别编号（每个批次 {classes} 种取值）：这是分类任务。"),
+    "float_ids": ("The targets are the whole numbers 0 to {top}, stored as floats, and the {classes} values are about "
+                  "equally frequent (each {spread} of the targets): class labels 0..C-1 turned into floats "
+                  "(y.long() gives them back), so this is classification. (Ordered scores, such as ratings, are "
+                  "rarely this balanced; if these are, a regression loss can be right.)",
+                  "目标是以浮点数存储的整数 0 到 {top}，并且这 {classes} 种取值出现的次数大致相同（每种占目标的 "
+                  "{spread}）：这是被转成浮点数的 0..C-1 类别标签（y.long() 可以还原），所以这是分类任务。"
+                  "（有序的分数，比如评分，很少这么均衡；如果确实是评分，用回归损失也可以。）"),
     "bce_ids": ("The targets are class indices up to {classes}, but a binary loss needs targets in [0, 1]: values "
                 "above 1 make it meaningless.",
                 "目标是最大到 {classes} 的类别编号，但二分类损失要求目标在 [0, 1] 之间：大于 1 的目标让损失失去意义。"),
@@ -84,6 +95,8 @@ class WrongLossForTask(Check):
         self.calls = 0
         self.hits = 0
         self.top = float("-inf")  # the largest NLLLoss input seen (raw scores)
+        self.tally: torch.Tensor | None = None  # how often each whole-number float target was seen (float_ids)
+        self.not_ids = False  # a float target of a regression loss that is not a small whole number: regression
 
     def on_loss(self, ev: LossEvent) -> None:
         if self.calls >= _LOOK:
@@ -110,6 +123,13 @@ class WrongLossForTask(Check):
         if kind == "nll_raw":
             evidence["max_input"] = self.top
             parts = told(lang, _TOLD_NLL, top=self.top, count=self.hits)
+        elif kind == "float_ids":
+            counts = size
+            evidence.update(classes=len(counts), counts=counts)
+            total = sum(counts)
+            spread = f"{min(counts) / total:.0%}-{max(counts) / total:.0%}"
+            detail = pick(lang, *_DETAIL[kind]).format(top=len(counts) - 1, classes=len(counts), spread=spread)
+            parts = told(lang, _TOLD, loss=REGRESSION_LOSSES[ev.name], count=self.hits, detail=detail)
         else:
             evidence["classes"] = size
             detail = pick(lang, *_DETAIL[kind]).format(classes=size)
@@ -127,11 +147,33 @@ class WrongLossForTask(Check):
                 distinct = int(torch.unique(t).numel())
                 if int(t.min()) >= 0 and 2 <= distinct <= 50:
                     return "class_ids", distinct
+            if t.is_floating_point() and t.numel() >= 2 and t.numel() == inp.numel() and not self.not_ids:
+                counts = self._float_ids(t)
+                if counts is not None:
+                    return "float_ids", counts
         elif name == "binary_cross_entropy_with_logits" and t.is_floating_point() and t.numel() >= 2:
             top = float(t.max())
             if top > 1 and float(t.min()) >= 0 and bool((t == t.round()).all()) and top <= 1000:
                 return "bce_ids", int(top)
         return None
+
+    def _float_ids(self, t: torch.Tensor) -> list[int] | None:
+        """The count of each class when the float targets seen so far are balanced class labels 0..C-1, else None.
+        A target that is not a whole number in [0, 50) turns the question off for the run: this is regression."""
+        flat = t.reshape(-1)
+        lo, hi = _FLOAT_CLASSES
+        if not bool(((flat == flat.round()) & (flat >= 0) & (flat < hi)).all()):
+            self.not_ids = True
+            return None
+        counts = torch.bincount(flat.long(), minlength=hi)[:hi].cpu()
+        self.tally = counts if self.tally is None else self.tally + counts
+        seen = self.tally[: int(self.tally.nonzero().max()) + 1].tolist()
+        classes, total = len(seen), sum(seen)
+        if classes < lo or total < _FLOAT_SAMPLES * classes:
+            return None
+        if min(seen) < total / classes / _BALANCE or max(seen) > total / classes * _BALANCE:
+            return None  # some values much rarer or commoner than others: an ordered score, not class labels
+        return seen
 
 # Ops that only move values around: the probabilities pass through them unchanged.
 _PASS_THROUGH = {"SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2", "UnsqueezeBackward0", "ViewBackward0",
