@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sweeps"))
-from _digits import accuracy, digits, mlp  # noqa: E402
+from _digits import accuracy, digits, mlp, shuffle_buffer  # noqa: E402
 
 from trainwell.doctor.checks._loss_jumps import LabelMix, counts, unsettled  # noqa: E402
 
@@ -91,15 +91,8 @@ def _order(y: torch.Tensor, buffer: int) -> torch.Tensor:
     """A shuffled epoch, or label order through a streaming shuffle buffer of ``buffer`` samples."""
     if not buffer:
         return torch.randperm(len(y))
-    waiting: list[int] = []
-    out: list[int] = []
-    for i in torch.argsort(y, stable=True).tolist():
-        waiting.append(i)
-        if len(waiting) >= buffer:
-            out.append(waiting.pop(int(torch.randint(len(waiting), ()))))
-    while waiting:
-        out.append(waiting.pop(int(torch.randint(len(waiting), ()))))
-    return torch.tensor(out)
+    by_label = torch.argsort(y, stable=True).tolist()
+    return torch.tensor(list(shuffle_buffer(by_label, buffer, lambda n: int(torch.randint(n, ())))))
 
 
 def train(run: Run) -> tuple[float, list[float], LabelMix]:

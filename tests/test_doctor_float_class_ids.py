@@ -3,16 +3,17 @@ whole numbers with skewed frequencies (ordered scores), fractions, and 0/1 targe
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
 from trainwell.doctor.session import Session
 
 
-def _found(targets: torch.Tensor, steps: int = 5) -> dict | None:
+def _found(targets: torch.Tensor, steps: int = 5, device: str = "cpu") -> dict | None:
     torch.manual_seed(0)
-    x = torch.randn(len(targets), 4)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+    x, targets = torch.randn(len(targets), 4, device=device), targets.to(device)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     session = Session(checks=["wrong-loss-for-task"])
     with session:
@@ -43,3 +44,17 @@ def test_fractions_binary_targets_and_labels_from_one_are_left_alone() -> None:
 
 def test_few_targets_are_not_enough_to_judge() -> None:
     assert _found(torch.arange(3).float(), steps=5) is None  # 15 targets seen in all, under 10 per class
+
+
+@pytest.mark.cuda
+def test_class_labels_and_class_mix_read_from_the_gpu() -> None:
+    # Both rules read targets that live on the device: the float class ids of wrong-loss-for-task and
+    # lr-too-high's class mix (not run where no GPU was lent; see the closing note).
+    from trainwell.doctor.checks._loss_jumps import LabelMix
+
+    evidence = _found(torch.arange(4).repeat(30).float(), device="cuda")
+    assert evidence is not None and evidence["target_kind"] == "float_ids"
+    mix = LabelMix()
+    for _ in range(10):
+        mix.add(torch.randperm(320, device="cuda")[:32] % 10)
+    assert mix.mixed()

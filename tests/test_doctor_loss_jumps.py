@@ -3,19 +3,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from sweep_driver import load
 
 from trainwell.doctor.checks._loss_jumps import COUNT, FLOOR, RELAPSES, LabelMix, unsettled
 from trainwell.doctor.session import Session
-
-DRIVER = Path(__file__).parents[1] / "benchmarks" / "doctor_sweep.py"
-
 
 def _settled(n: int = 320, start: float = 2.3, seed: int = 0) -> list[float]:
     """A healthy curve: a quick fall to a low level with batch-to-batch noise of +-30 %."""
@@ -105,21 +101,12 @@ def test_label_mix_needs_class_ids_and_enough_batches() -> None:
     assert soft.off and soft.ratio() is None
 
 
-def _sweep():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("doctor_sweep", DRIVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["doctor_sweep"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 def test_label_ordered_data_is_not_taken_for_a_high_rate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Digits in label order through a shuffle buffer of 32 at Adam's good rate: each new class makes the loss
     # jump (without the class-mix guard lr-too-high reports it), and data-not-shuffled does not fire yet.
     monkeypatch.chdir(tmp_path)
-    sweep = _sweep()
+    sweep = load()
     case = next(s for s in sweep.SWEEPS if s.check == "data-not-shuffled")
     point = sweep.run_sweep(case, (32,))[0]
     assert "lr-too-high" not in point.others

@@ -3,25 +3,12 @@ clearly harmful strength fires (benchmarks/doctor_sweep.py runs the whole curves
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from sweep_driver import load
 
-DRIVER = Path(__file__).parents[1] / "benchmarks" / "doctor_sweep.py"
-
-
-def _driver():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("doctor_sweep", DRIVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["doctor_sweep"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-sweep = _driver()
+sweep = load()
 POINTS = [(s, strength) for s in sweep.SWEEPS for strength in s.quick]
 
 

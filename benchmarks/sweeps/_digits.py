@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 import torch
 from sklearn.datasets import load_digits
@@ -33,6 +34,21 @@ def digits(scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor, torc
     if scale is None:
         x = (x - x[:1400].mean(0)) / (x[:1400].std(0) + 1e-6)
     return x[:1400], y[:1400], x[1400:], y[1400:]
+
+
+T = TypeVar("T")
+
+
+def shuffle_buffer(items: Iterable[T], size: int, draw: Callable[[int], int]) -> Iterator[T]:
+    """``items`` through a streaming shuffle buffer of ``size``: whenever it is full, the one at ``draw(n)`` (an
+    index below n) leaves it; at the end the rest leave the same way."""
+    pool: list[T] = []
+    for item in items:
+        pool.append(item)
+        if len(pool) >= size:
+            yield pool.pop(draw(len(pool)))
+    while pool:
+        yield pool.pop(draw(len(pool)))
 
 
 def mlp(dropout: float = 0.0) -> nn.Sequential:

@@ -6,7 +6,7 @@ import random
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
-from _digits import accuracy, digits, finish, mlp, setup, train_batches
+from _digits import accuracy, digits, finish, mlp, setup, shuffle_buffer, train_batches
 
 size = int(setup(1400))
 x, y, xv, yv = digits()
@@ -19,17 +19,8 @@ class Buffered(IterableDataset):
         self.buffer, self.rng = buffer, random.Random(0)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        pool: list[int] = []
-        for i in range(len(y)):
-            pool.append(i)
-            if len(pool) >= self.buffer:
-                yield self._take(pool)
-        while pool:
-            yield self._take(pool)
-
-    def _take(self, pool: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-        j = pool.pop(self.rng.randrange(len(pool)))
-        return x[j], y[j]
+        for j in shuffle_buffer(range(len(y)), self.buffer, self.rng.randrange):
+            yield x[j], y[j]
 
 
 loader = DataLoader(Buffered(size), batch_size=32)

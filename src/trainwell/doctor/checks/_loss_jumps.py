@@ -88,7 +88,7 @@ class LabelMix:
         if t.numel() == 0:
             return
         values, counts = torch.unique(t, return_counts=True)
-        labels, numbers = values.tolist(), counts.tolist()
+        labels, numbers = torch.stack([values.double(), counts.double()]).tolist()  # one wait for both
         if any(v != round(v) or v < 0 or v > 1_000_000 for v in labels):
             self.off = True
             return

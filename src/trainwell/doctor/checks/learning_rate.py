@@ -230,9 +230,9 @@ class LrTooHigh(Check):
         if (self.top[0] >= self.JUMP * base and all(math.isfinite(x) for x in tail)
                 and statistics.fmean(tail) >= end * base and self.inputs_finite()):
             self.fire(None, self.top[0], self.top_step)
-        else:
+        elif self.mix.mixed():  # cheap, and off for every run without class targets: before the loss scan
             found = unsettled(losses, base)
-            if found is not None and self.mix.mixed() and self.inputs_finite():
+            if found is not None and self.inputs_finite():
                 self.fire(None, found.highest, self.session.step, found.form, count=found.count,
                           checked=found.checked, share=f"{found.count / found.checked:.0%}")
 
