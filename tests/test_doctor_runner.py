@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -190,3 +191,88 @@ def test_a_torch_compiled_model_trains_the_same_under_the_doctor(tmp_path: Path)
     assert watched.stdout.splitlines()[-1] == plain.stdout.splitlines()[-1]
     assert "global hooks" not in watched.stderr  # torch's warning about the doctor's hooks is not the user's concern
     assert json.loads((tmp_path / "d.json").read_text())["findings"] == []
+
+
+def test_a_script_that_does_not_compile_shows_what_python_shows(tmp_path: Path) -> None:
+    """The SyntaxError with the script's file, line and caret, python's exit code 1, and no frame of trainwell's."""
+    script = _write(tmp_path, "x = 1\nif x\n    print(x)\n")
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    watched = subprocess.run([sys.executable, "-m", "trainwell", "doctor", "run", "--json", str(tmp_path / "d.json"),
+                              str(script)], capture_output=True, text=True, timeout=120)
+    assert plain.returncode == watched.returncode == 1
+    assert "SyntaxError: expected ':'" in plain.stderr
+    assert watched.stderr.startswith(plain.stderr), watched.stderr
+    assert "Traceback" not in watched.stderr and "trainwell" not in watched.stderr.split("trainwell doctor")[0]
+    assert json.loads((tmp_path / "d.json").read_text())["exit_code"] == 1
+
+
+def test_json_is_written_where_the_command_was_typed_when_the_script_changes_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    script = _write(tmp_path, "import os\nos.chdir('elsewhere')\n")
+    assert main(["doctor", "run", "--json", "d.json", str(script)]) == 0
+    assert (tmp_path / "d.json").is_file() and not (tmp_path / "elsewhere" / "d.json").exists()
+
+
+FORKS = """
+import multiprocessing as mp
+import os
+import sys
+
+import torch
+from torch import nn
+
+
+def train():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))
+    opt = torch.optim.SGD(m.parameters(), 0.1)
+    x, y = torch.randn(16, 4), torch.randint(0, 3, (16,))
+    for _ in range(3):
+        opt.zero_grad()
+        nn.CrossEntropyLoss()(m(x), y).backward()
+        opt.step()
+
+
+def child(how):
+    train()
+    if how == "sys.exit":
+        sys.exit(3)
+    if how == "os._exit":
+        os._exit(4)
+
+
+if __name__ == "__main__":
+    codes = []
+    for how in ("return", "sys.exit", "os._exit"):
+        p = mp.get_context("fork").Process(target=child, args=(how,))
+        p.start()
+        p.join()
+        codes.append(p.exitcode)
+    print("process exit codes", *codes, flush=True)
+    pid = os.fork()
+    if pid == 0:
+        train()  # the forked child runs on to the end of the script
+    else:
+        _, status = os.waitpid(pid, 0)
+        print("forked child exit code", os.waitstatus_to_exitcode(status), flush=True)
+        train()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_only_the_process_that_started_the_script_reports(tmp_path: Path) -> None:
+    """Children forked by the script (multiprocessing's fork start method, ending by return, sys.exit or os._exit,
+    and an os.fork() child that runs on to the script's end) train with the same bug first: the doctor reports it
+    once, from the starting process, with one summary and one JSON file; the children's exit codes are python's."""
+    script = _write(tmp_path, FORKS)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    watched = subprocess.run([sys.executable, "-m", "trainwell", "doctor", "run", "--json", str(tmp_path / "d.json"),
+                              str(script)], capture_output=True, text=True, timeout=120)
+    assert plain.returncode == watched.returncode == 0, watched.stderr
+    assert watched.stdout == plain.stdout == "process exit codes 0 3 4\nforked child exit code 0\n"
+    assert watched.stderr.count("softmax-before-cross-entropy:") == 1, watched.stderr
+    assert watched.stderr.count("trainwell doctor found: 1") == 1, watched.stderr
+    report = json.loads((tmp_path / "d.json").read_text())
+    assert [f["id"] for f in report["findings"]] == ["softmax-before-cross-entropy"]

@@ -24,6 +24,14 @@ from trainwell._errors import ConfigError
 from trainwell._registry import did_you_mean
 
 
+# Upper bounds for whole numbers: far above any real use, low enough that no value overflows the C integers
+# behind torch, NumPy and the data loaders (a typo with 25 digits is an error here, not a crash mid-run).
+MAX_COUNT = 2**31 - 1  # counts of steps, samples, epochs
+MAX_SEED = 2**32 - 1  # NumPy's seeds are 32-bit
+MAX_WIDTH = 65_536  # a layer's size, an embedding's dimension
+MAX_IMAGE_SIDE = 2048  # data.image_size: a square of 2048 x 2048 is already 4 million pixels per image
+
+
 class _Section(BaseModel):
     # coerce_numbers_to_str: `--set name=2024` or a label column called "1" are strings, not errors.
     model_config = ConfigDict(extra="forbid", validate_assignment=True, coerce_numbers_to_str=True)
@@ -35,16 +43,16 @@ class DataConfig(_Section):
     label: str = "label"  # CSV: the label column
     val_fraction: float = Field(0.1, gt=0, lt=1)  # when the data has no validation split of its own
     test_fraction: float = Field(0.1, ge=0, lt=1)
-    split_seed: int = 0  # fixed, so every run of a dataset sees the same split
+    split_seed: int = Field(0, ge=0, le=MAX_SEED)  # fixed, so every run of a dataset sees the same split
     augment: Literal["none", "shift", "affine", "flip", "shift+flip", "affine+flip"] = "none"
     shift: int = Field(2, ge=0, le=16)  # shift / affine: up to this many pixels
     rotate: float = Field(10.0, ge=0, le=180)  # affine: up to this many degrees
     zoom: float = Field(0.1, ge=0, lt=1)  # affine: scale by up to this fraction
-    image_size: int | None = Field(None, ge=4)  # image folders: resize to a square of this side
+    image_size: int | None = Field(None, ge=4, le=MAX_IMAGE_SIDE)  # image folders: resize to a square of this side
     channels: Literal[1, 3] | None = None  # image folders: 1 = grayscale, 3 = RGB, None = from the first image
     # loader worker processes; None: 0 for data in memory, else up to the cores of this process's share but one
-    num_workers: int | None = Field(None, ge=0)
-    limit: int | None = Field(None, ge=10)  # use only the first N samples (quick experiments)
+    num_workers: int | None = Field(None, ge=0, le=256)
+    limit: int | None = Field(None, ge=10, le=MAX_COUNT)  # use only the first N samples (quick experiments)
     skip_bad: bool = False  # image folders: skip unreadable images (counted) instead of failing
     root: str | None = None  # download cache for torchvision datasets
     download: bool = True
@@ -69,8 +77,8 @@ class ModelConfig(_Section):
     dropout: float = Field(0.0, ge=0, lt=1)
     kwargs: dict[str, Any] = Field(default_factory=dict)  # keyword arguments for a user's model class
     # Sequence models (lstm / gru, task text)
-    embed_dim: int = Field(128, ge=1)  # token embedding size
-    hidden_size: int = Field(128, ge=1)  # recurrent units per direction
+    embed_dim: int = Field(128, ge=1, le=MAX_WIDTH)  # token embedding size
+    hidden_size: int = Field(128, ge=1, le=MAX_WIDTH)  # recurrent units per direction
     layers: int = Field(1, ge=1, le=8)
     bidirectional: bool = True
     # last: final hidden state; mean / max / attention (learned query, softmax): over real tokens only;
@@ -91,8 +99,8 @@ class ModelConfig(_Section):
     @field_validator("channels", "hidden")
     @classmethod
     def _positive(cls, v: list[int]) -> list[int]:
-        if any(x < 1 for x in v):
-            raise ValueError("every size must be at least 1")
+        if any(not 1 <= x <= MAX_WIDTH for x in v):
+            raise ValueError(f"every size must be from 1 to {MAX_WIDTH}")
         return v
 
     @model_validator(mode="after")
@@ -113,9 +121,9 @@ class TextConfig(_Section):
 
     text_column: str = "text"  # csv / tsv / jsonl: the column (key) that holds the text
     tokenizer: str = "word"  # char, word (jieba for Chinese) or package.module:function
-    min_freq: int = Field(2, ge=1)  # rarer tokens become <unk>
-    max_size: int | None = Field(50_000, ge=2)  # vocabulary size cap (with <pad> and <unk>)
-    max_len: int = Field(200, ge=1)  # truncate longer texts to this many tokens
+    min_freq: int = Field(2, ge=1, le=MAX_COUNT)  # rarer tokens become <unk>
+    max_size: int | None = Field(50_000, ge=2, le=MAX_COUNT)  # vocabulary size cap (with <pad> and <unk>)
+    max_len: int = Field(200, ge=1, le=1_000_000)  # truncate longer texts to this many tokens
     truncate: Literal["head", "tail", "head+tail"] = "head"  # keep the first, the last, or both ends' tokens
     head_fraction: float = Field(0.5, ge=0, le=1)  # head+tail: share of max_len taken from the start
     bucket: bool = True  # group texts of similar length into batches (less padding, faster)
@@ -125,28 +133,28 @@ class TextConfig(_Section):
 class EmbeddingConfig(_Section):
     """Task ``embedding``: a network that maps an image to an L2-normalized vector."""
 
-    dim: int = Field(128, ge=2)  # embedding size
+    dim: int = Field(128, ge=2, le=MAX_WIDTH)  # embedding size
     loss: Literal["arcface", "triplet"] = "arcface"
     margin: float = Field(0.5, ge=0)  # arcface: additive angle margin (radians); triplet: distance margin
     scale: float = Field(30.0, gt=0)  # arcface: logit scale
     pool: Literal["flatten", "avg"] = "flatten"  # cnn: flatten the last conv map, or global-average-pool it first
     protocol: Literal["closed", "open"] = "closed"  # closed: same identities held-out images; open: held-out identities
     open_classes: list[str] = Field(default_factory=list)  # open: identities kept out of training (default: the last 30 %)
-    pairs: int = Field(3000, ge=10)  # verification pairs per split (half same, half different)
+    pairs: int = Field(3000, ge=10, le=10_000_000)  # verification pairs per split (half same, half different)
 
 
 class EarlyStopConfig(_Section):
     # Stop once the monitored value (train.monitor, in its direction) has not improved for `patience` epochs in
     # a row; the run then finishes normally (test on best.pt, report) and summary.json says stopped_early.
-    patience: int | None = Field(None, ge=1)  # None: off (train all epochs)
+    patience: int | None = Field(None, ge=1, le=MAX_COUNT)  # None: off (train all epochs)
     min_delta: float = Field(0.0, ge=0)  # an epoch improves only when it beats the best by more than this
 
 
 class TrainConfig(_Section):
-    epochs: int = Field(5, ge=1)  # guide B5.4 defaults: Adam, lr 1e-3, batch 64, 5 epochs
+    epochs: int = Field(5, ge=1, le=1_000_000)  # guide B5.4 defaults: Adam, lr 1e-3, batch 64, 5 epochs
     # auto: the largest power-of-two micro-batch that fits in GPU memory (times processes and accumulate);
     # on a CPU the recipe's. A run's config.yaml records the number chosen (batch_size_search.json has the search).
-    batch_size: Annotated[int, Field(ge=1)] | Literal["auto"] = 64
+    batch_size: Annotated[int, Field(ge=1, le=MAX_COUNT)] | Literal["auto"] = 64
     optimizer: Literal["adam", "adamw", "sgd"] = "adam"
     # auto: the learning-rate range test's suggestion (kept as given when it finds no clear descent); a run's
     # config.yaml records the rate chosen, lr_find.json / lr_find.png the sweep.
@@ -154,25 +162,25 @@ class TrainConfig(_Section):
     weight_decay: float = Field(0.0, ge=0)
     momentum: float = Field(0.9, ge=0, lt=1)  # sgd only
     scheduler: Literal["none", "cosine", "onecycle", "step"] = "none"
-    step_size: int = Field(1, ge=1)  # step scheduler: epochs between decays
+    step_size: int = Field(1, ge=1, le=1_000_000)  # step scheduler: epochs between decays
     gamma: float = Field(0.1, gt=0, le=1)  # step scheduler: decay factor
     label_smoothing: float = Field(0.0, ge=0, lt=1)
     grad_clip: float | None = Field(None, gt=0)  # max global gradient norm
-    checkpoint_every: int | None = Field(None, ge=1)  # also save last.pt every N steps (exact mid-epoch resume)
+    checkpoint_every: int | None = Field(None, ge=1, le=MAX_COUNT)  # also save last.pt every N steps (exact mid-epoch resume)
     # What picks best.pt: any logged value (val_loss, val_accuracy, val_auc, train_loss, ...), checked after
     # the first epoch since tasks log different values.
     monitor: str = "val_loss"
     monitor_mode: Literal["auto", "min", "max"] = "auto"  # auto: losses min, metrics as they declare (accuracy max)
     early_stop: EarlyStopConfig = Field(default_factory=EarlyStopConfig)  # e.g. --set train.early_stop.patience=5
     ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
-    log_every: int = Field(10, ge=1)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
+    log_every: int = Field(10, ge=1, le=MAX_COUNT)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
     # intra-op CPU threads (torch.set_num_threads); None: the usable cores (CPU affinity, container quota) divided
     # by the processes on this machine (torchrun's LOCAL_WORLD_SIZE), at most OMP_NUM_THREADS when that is set
-    threads: int | None = Field(None, ge=1)
+    threads: int | None = Field(None, ge=1, le=4096)
     # Hardware knobs: they change how a step is computed, never the optimization (batch_size is the global batch).
     # 32: float32; bf16-mixed / 16-mixed: forward and loss under torch.autocast (16-mixed with a GradScaler).
     precision: Literal["32", "16-mixed", "bf16-mixed"] = "32"
-    accumulate: int = Field(1, ge=1)  # micro-batches per optimizer step, each of batch_size / accumulate samples
+    accumulate: int = Field(1, ge=1, le=MAX_COUNT)  # micro-batches per optimizer step, each of batch_size / accumulate samples
     compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
 
     @field_validator("precision", mode="before")
@@ -188,10 +196,10 @@ class TrainConfig(_Section):
             return v
         lr = info.field_name == "lr"
         number = v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-        if number is None or (not 0 < number <= 10 if lr else number < 1 or number != int(number)):
+        if number is None or (not 0 < number <= 10 if lr else not 1 <= number <= MAX_COUNT or number != int(number)):
             raise ValueError("give a learning rate greater than 0 and at most 10, or auto (the learning-rate finder)" if lr
-                             else "give a whole number of samples, at least 1, or auto (the largest that fits in "
-                                  "GPU memory)")
+                             else f"give a whole number of samples from 1 to {MAX_COUNT}, or auto (the largest that "
+                                  "fits in GPU memory)")
         return v
 
     @model_validator(mode="after")
@@ -223,7 +231,7 @@ class LogConfig(_Section):
 
 class Config(_Section):
     task: Literal["classification", "text", "embedding"] = "classification"
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=MAX_SEED)
     device: str = "auto"
     deterministic: bool = False  # torch.use_deterministic_algorithms (slower on GPU)
     name: str | None = None  # run name; default: <data>-<model>-<timestamp>
@@ -257,7 +265,9 @@ def parse_set(item: str) -> tuple[str, Any]:
     if not sep or not key:
         raise ConfigError(f"--set {item!r} is not key=value.", fix="write it like --set train.lr=3e-4")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else None
+        value = parse_yaml(raw) if raw.strip() else None
+    except YamlRefused as e:
+        raise ConfigError(f"--set {item!r}: {e.problem}.", fix=e.fix) from None
     except yaml.YAMLError:
         value = raw
     # YAML 1.1 reads "1e-3" as a string; people mean a number.
@@ -291,25 +301,80 @@ def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"Config file {str(path)!r} does not exist.", fix="check the path given to --config")
+# A config file is a few sections of keys; nothing in it needs to nest deeper than this.
+MAX_YAML_DEPTH = 32
+
+
+class YamlRefused(yaml.MarkedYAMLError):
+    """YAML that is well formed but not accepted in a config file: an alias, or nesting beyond ``MAX_YAML_DEPTH``."""
+
+    def __init__(self, problem: str, mark: Any, fix: str) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+        self.fix = fix
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """PyYAML's safe loader (plain values only, no tags that build objects) that also refuses aliases (``*name``),
+    whose expansion can grow a few hundred bytes into billions of values, and nesting deeper than
+    ``MAX_YAML_DEPTH``."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise YamlRefused(f"an alias (*{event.anchor}) repeats another value; config files do not accept "
+                              "aliases", event.start_mark,
+                              fix="write the value out in full where the alias stands")
+        if self._depth >= MAX_YAML_DEPTH:
+            raise YamlRefused(f"values nested more than {MAX_YAML_DEPTH} levels deep", self.peek_event().start_mark,
+                              fix="a config file holds sections of keys (train: lr: 0.01); flatten the nesting")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def parse_yaml(text: str) -> Any:
+    """YAML text as plain Python values (dicts, lists, strings, numbers), without aliases or deep nesting.
+
+    Every YAML file trainwell reads goes through here. Raises ``yaml.YAMLError`` (``YamlRefused`` for an alias
+    or too deep a nesting, with its ``fix``)."""
+    loader = _ConfigLoader(text)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def load_yaml(path: Path, *, what: str = "Config file", fix: str | None = None) -> dict[str, Any]:
+    """The mapping in a YAML config file (``{}`` for a file without values), its numbers read as :func:`parse_set`
+    reads them. Every problem is a ``ConfigError`` naming the file (``what`` says which), and the line where
+    there is one; ``fix`` replaces the advice for a file that is there but unusable."""
+    if not path.is_file():
+        raise ConfigError(f"{what} {str(path)!r} does not exist.", fix=fix or "check the path given to --config")
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
         # PyYAML's own text names "<unicode string>"; the mark (0-based) and the problem name the file's spot.
         mark = getattr(e, "problem_mark", None)
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or type(e).__name__
-        raise ConfigError(f"Config file {str(path)!r}{where}: not valid YAML ({problem}).",
-                          fix="check that line: `key: value` pairs, nested keys indented by spaces (no tabs), "
-                              "and quotes closed") from None
+        if isinstance(e, YamlRefused):
+            raise ConfigError(f"{what} {str(path)!r}{where}: {problem}.", fix=fix or e.fix) from None
+        raise ConfigError(f"{what} {str(path)!r}{where}: not valid YAML ({problem}).",
+                          fix=fix or "check that line: `key: value` pairs, nested keys indented by spaces (no tabs), "
+                                     "and quotes closed") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"Config file {str(path)!r} is not UTF-8 text.") from None
+        raise ConfigError(f"{what} {str(path)!r} is not UTF-8 text.", fix=fix) from None
+    except OSError as e:
+        raise ConfigError(f"{what} {str(path)!r} cannot be read: {e.strerror or e}.", fix=fix) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"Config file {str(path)!r} must hold a mapping (key: value lines), not {type(data).__name__}.")
+        raise ConfigError(f"{what} {str(path)!r} must hold a mapping (key: value lines), not {type(data).__name__}.",
+                          fix=fix)
     # Accept YAML's "1e-3" strings for float fields by re-reading through parse_set's rule.
     return _numbers(data)
 
@@ -435,8 +500,34 @@ def _format_errors(e: ValidationError) -> list[str]:
                        f" Known keys here: {', '.join(fields)}.")
         else:
             given = err.get("input")
-            out.append(f"{loc}: {err['msg']}" + ("." if isinstance(given, dict) else f" (got {given!r})."))
+            allowed = _allowed_range(err["loc"]) if err["type"] in _BOUND_ERRORS else ""
+            out.append(f"{loc}: {err['msg']}" + ("." if isinstance(given, dict) else f" (got {_shown(given)}).")
+                       + allowed)
     return out
+
+
+_BOUND_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+
+
+def _shown(value: Any) -> str:
+    """A given value for a message: its repr, a very long one cut in the middle."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:28]}...{text[-28:]} ({len(text)} characters)"
+
+
+def _allowed_range(loc: tuple[Any, ...]) -> str:
+    """`` Allowed: from 1 to 1000000.`` for a field with both bounds (the message names only the one broken)."""
+    section = _section_at(loc[:-1])
+    field = section.model_fields.get(str(loc[-1])) if section is not None else None
+    if field is None:
+        return ""
+    low = next((m for m in field.metadata if hasattr(m, "ge") or hasattr(m, "gt")), None)
+    high = next((m for m in field.metadata if hasattr(m, "le") or hasattr(m, "lt")), None)
+    if low is None or high is None:
+        return ""
+    lo = f"{getattr(low, 'ge', None)}" if hasattr(low, "ge") else f"above {low.gt}"
+    hi = f"{getattr(high, 'le', None)}" if hasattr(high, "le") else f"below {high.lt}"
+    return f" Allowed: from {lo} to {hi}."
 
 
 def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -459,5 +550,19 @@ def save_yaml(config: Config, path: Path, notes: Sequence[str] = ()) -> None:
 
 
 def load_run_config(run_dir: Path) -> Config:
-    """The resolved configuration saved in a run folder (for resume and predict)."""
-    return resolve(file=run_dir / "config.yaml", base={})
+    """The resolved configuration saved in a run folder (for resume and predict).
+
+    The file must hold the run's settings: an empty, cut or unparsable config.yaml is a ``ConfigError`` naming it,
+    never the defaults (they may describe another model than the one in the checkpoints)."""
+    path = run_dir / "config.yaml"
+    fix = ("restore config.yaml from a copy of this run folder, or start a new run "
+           "(trainwell train with the same options and a new --out)")
+    tree = load_yaml(path, what="The run's config.yaml", fix=fix)
+    if not tree:
+        raise ConfigError(f"The run's config.yaml {str(path)!r} holds no settings (it is empty), so the run's model "
+                          "and data are unknown.", fix=fix)
+    try:
+        return resolve(base=tree)
+    except ConfigError as e:
+        raise ConfigError(f"The run's config.yaml {str(path)!r} does not hold a valid configuration. {e}",
+                          fix=fix) from None

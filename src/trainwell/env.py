@@ -68,11 +68,12 @@ def collect_env() -> dict[str, Any]:
 
 def _machine_info() -> dict[str, Any]:
     """Usable cores, the thread count a run would take, the load, and torchrun's launch facts."""
-    from trainwell.machine import default_threads, launch_facts, load_average, this_machine
+    from trainwell.machine import default_threads, launch_facts, launch_problem, load_average, this_machine
 
     machine = this_machine()
     return {"usable_cores": machine.cores, "local_processes": machine.processes,
-            "default_threads": default_threads(machine), "load_average_1m": load_average(), "launch": launch_facts()}
+            "default_threads": default_threads(machine), "load_average_1m": load_average(), "launch": launch_facts(),
+            "launch_problem": launch_problem()}
 
 
 def _dist_version(name: str) -> str | None:
@@ -304,6 +305,11 @@ def check_env(info: dict[str, Any]) -> list[Problem]:
     busy = _busy_problem(info)
     if busy:
         add(busy)
+    if info.get("launch_problem"):
+        from trainwell.machine import LAUNCH_FIX
+
+        add(Problem(f"torchrun's variables in this environment would stop a run: {info['launch_problem']}.",
+                    LAUNCH_FIX))
     return problems
 
 

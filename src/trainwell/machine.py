@@ -214,8 +214,59 @@ def peak_memory(device: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- torchrun's environment
 
 
+# What joining a group of WORLD_SIZE > 1 processes needs besides WORLD_SIZE (torchrun sets them all).
+GROUP_VARS = ("RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+# The whole-number variables and the least value each may take.
+_NUMBER_VARS = {"WORLD_SIZE": 1, "LOCAL_WORLD_SIZE": 1, "RANK": 0, "LOCAL_RANK": 0, "MASTER_PORT": 1}
+LAUNCH_FIX = ("to train in N processes start the run with `trainwell train --nproc N` (or torchrun), which sets "
+               "all of torchrun's variables; for one process, unset WORLD_SIZE (and RANK, LOCAL_RANK, MASTER_ADDR, "
+               "MASTER_PORT)")
+
+
+def launch_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """What makes torchrun's variables in ``environ`` unusable, in one sentence, or None when they are fine
+    (none set counts as fine: a single process). Checked before any process group is joined, since a group
+    whose other processes never come would wait for them."""
+    values: dict[str, int] = {}
+    for key, least in _NUMBER_VARS.items():
+        text = environ.get(key)
+        if not text:
+            continue
+        try:
+            values[key] = int(text)
+        except ValueError:
+            return f"{key}={text!r} is not a whole number"
+        if values[key] < least or (key == "MASTER_PORT" and values[key] > 65535):
+            allowed = "from 1 to 65535" if key == "MASTER_PORT" else f"at least {least}"
+            return f"{key}={text} is out of range ({allowed})"
+    world = values.get("WORLD_SIZE", 1)
+    if world <= 1:
+        return None
+    missing = [k for k in GROUP_VARS if not environ.get(k)]
+    if missing:
+        return (f"WORLD_SIZE={world} says this process is one of {world}, but {', '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not set, so this is not a torchrun launch and joining "
+                "the group would wait for processes that never come")
+    if values["RANK"] >= world:
+        return f"RANK={values['RANK']} is not below WORLD_SIZE={world} (ranks count from 0)"
+    local = values.get("LOCAL_WORLD_SIZE")
+    if local is not None and (local > world or values["LOCAL_RANK"] >= local):
+        return (f"LOCAL_RANK={values['LOCAL_RANK']} and LOCAL_WORLD_SIZE={local} do not fit WORLD_SIZE={world} "
+                "(a local rank counts from 0 below the processes on this machine)")
+    return None
+
+
+def check_launch_env(environ: Mapping[str, str] = os.environ) -> None:
+    """Raise a ``ConfigError`` saying what is wrong with torchrun's variables and how to start the run instead."""
+    problem = launch_problem(environ)
+    if problem is not None:
+        raise ConfigError(f"The environment's torchrun variables cannot start a run: {problem}.", fix=LAUNCH_FIX)
+
+
 def world_size_from_env() -> int:
-    """The number of processes torchrun started for this run (1 outside torchrun)."""
+    """The number of processes torchrun started for this run (1 outside torchrun); torchrun's variables are
+    checked first (:func:`check_launch_env`)."""
+    check_launch_env()
     return int(os.environ.get("WORLD_SIZE", "1") or 1)
 
 
@@ -231,4 +282,5 @@ def under_torchrun() -> bool:
 
 def env_rank() -> int:
     """This worker's global rank from torchrun's environment (0 outside torchrun): known before any set-up."""
+    check_launch_env()
     return int(os.environ.get("RANK", "0") or 0)

@@ -26,6 +26,16 @@ def check_names(tree: dict[str, Any]) -> list[str]:
 def resolve(*, file: Path | None = None, flags: dict[str, Any] | None = None, sets: list[str] | None = None,
             base: dict[str, Any] | None = None) -> Config:
     """Defaults < the dataset's recipe < ``file`` < ``flags`` < ``sets``, validated at once (see
-    :func:`trainwell.config.resolve`)."""
-    return resolve_layers(file=file, flags=flags, sets=sets, base=base, recipes=DatasetRecipes(),
-                          checks=[check_names])
+    :func:`trainwell.config.resolve`).
+
+    ``file`` may not choose code: a model or tokenizer of the user's own that ends up in the config must
+    be named on the command line (``flags`` or ``sets``), or this raises before anything is imported."""
+    from trainwell._trust import check_file_names, code_names, typed_names
+
+    config = resolve_layers(file=file, flags=flags, sets=sets, base=base, recipes=DatasetRecipes(),
+                            checks=[check_names])
+    if file is not None:
+        flags = flags or {}
+        typed = typed_names(flags.get("model.name"), flags.get("text.tokenizer"), sets or [])
+        check_file_names(code_names(config.to_dict()), file, typed)
+    return config

@@ -187,7 +187,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     if out is not None:
         from trainwell.engine.run_folder import new_run_dir
 
-        run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit"))
+        run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit", command="trainwell.fit"))
     from trainwell.config import LogConfig
     from trainwell.report.mlflow_logger import run_loggers
 
@@ -198,7 +198,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         from trainwell.app.run import folder_callbacks
 
         cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
-                                extra={"config": recorded}, main=main, loggers=logged)
+                                extra={"config": recorded}, main=main, loggers=logged, release_lock=True)
         if found is not None and main:
             from trainwell.app.auto import Recorded
             from trainwell.app.lr_sweep import record

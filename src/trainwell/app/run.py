@@ -20,6 +20,7 @@ from trainwell.engine.device import resolve_device
 from trainwell.engine.early_stop import early_stop_from
 from trainwell.engine.optim import build_optimizer, build_scheduler
 from trainwell.engine.run_folder import write_json
+from trainwell.engine.run_lock import release
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.strategy import Strategy
 from trainwell.engine.trainer import Trainer
@@ -38,12 +39,15 @@ class RunResult:
 
 
 def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: int,
-                     extra: dict[str, Any], main: bool = True, loggers: list[Callback] | None = None) -> list[Callback]:
+                     extra: dict[str, Any], main: bool = True, loggers: list[Callback] | None = None,
+                     release_lock: bool = False) -> list[Callback]:
     """metrics.csv, steps.csv, TensorBoard events, ``loggers`` (MLflow) and checkpoints: what every run folder gets.
 
     (steps.csv and the loggers come before the checkpoints: what a checkpoint's step has seen is logged before it.)
     Only the ``main`` process (rank 0) writes; the others keep just the checkpointer, which joins the exchange of
-    pending losses that a checkpoint starts but writes nothing.
+    pending losses that a checkpoint starts but writes nothing. ``release_lock``: give the folder's lock back once
+    the run is complete or has failed (``trainwell.fit``, whose process goes on; the command line releases it
+    as it exits).
     """
     from trainwell.report.metrics import CsvLogger, StepsCsv, TensorBoardLogger
 
@@ -51,7 +55,21 @@ def folder_callbacks(run_dir: Path, *, checkpoint_every: int | None, log_every: 
     if not main:
         return [checkpointer]
     return [CsvLogger(run_dir / "metrics.csv"), StepsCsv(run_dir / "steps.csv"),
-            TensorBoardLogger(run_dir / "tensorboard", log_every), *(loggers or []), checkpointer]
+            TensorBoardLogger(run_dir / "tensorboard", log_every), *(loggers or []), checkpointer,
+            *([_ReleaseLock(run_dir)] if release_lock else [])]
+
+
+class _ReleaseLock(Callback):
+    """Releases the run folder's lock when the run ends, or fails."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+
+    def on_exception(self, trainer: Trainer, error: BaseException) -> None:
+        release(self.run_dir)
+
+    def on_run_end(self, trainer: Trainer, summary: dict[str, Any]) -> None:
+        release(self.run_dir)
 
 
 def distributed_facts(strategy: Strategy) -> dict[str, Any]:
@@ -159,6 +177,10 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     last = run_dir / "checkpoints" / "last.pt"
     if resume and last.is_file():  # every process loads the same last.pt
         trainer.load_state_dict(load_checkpoint(last))
+        if main and not (run_dir / "env.json").is_file():  # lost, or set aside as unreadable: this machine's
+            from trainwell.env import collect_env
+
+            write_json(run_dir / "env.json", {**collect_env(), **distributed_facts(strategy)})
     elif main:  # a new run, or one stopped before its first checkpoint: (again) from step 0, seeded alike
         if resume:
             import shutil
@@ -250,6 +272,9 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         summary.update(cb.summary_entries(trainer))
         extra += cb.report_sections(trainer)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+    from trainwell.app.complete import save_sections
+
+    save_sections(run_dir, extra)  # before summary.json: a report lost after it can be rebuilt whole
     write_json(run_dir / "summary.json", summary)
     from trainwell.report.html import write_report
     from trainwell.report.metrics import read_steps

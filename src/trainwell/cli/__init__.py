@@ -12,9 +12,10 @@ from typing import Any
 
 from trainwell import __version__
 from trainwell.cli import checks, doctor, env, listing, predict, summary, train
-from trainwell.cli import card, diff, embed, export, lr_find, runs, verify
+from trainwell.cli import card, diff, embed, export, lr_find, report, runs, verify
 
-COMMANDS = (train, doctor, checks, env, summary, predict, export, embed, verify, listing, runs, diff, card, lr_find)
+COMMANDS = (train, doctor, checks, env, summary, predict, export, embed, verify, listing, runs, diff, card, report,
+            lr_find)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,17 +51,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     from trainwell._errors import TrainwellError
+    from trainwell._files import write_failure
+    from trainwell.engine.run_lock import release_all
 
     try:
         return int(args.func(args) or 0)
-    except TrainwellError as e:
-        if args.debug:
+    except (TrainwellError, OSError) as e:
+        error = e if isinstance(e, TrainwellError) else write_failure("", e)  # a full disk is no bug either
+        if error is None or args.debug:
             raise
-        print(f"trainwell: error: {e}", file=sys.stderr)
-        return e.exit_code
+        print(f"trainwell: error: {error}", file=sys.stderr)
+        return error.exit_code
     except KeyboardInterrupt:
         print("trainwell: interrupted.", file=sys.stderr)
         return 130
+    finally:
+        release_all()  # the run folders this command locked (a kill -9 leaves a lock the next run takes over)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     lang = detect_lang(getattr(args, "run_lang", None) or args.lang)
     json_path = getattr(args, "run_json", None) or args.json
+    if json_path:  # where the command was typed, whatever folder the script changes to
+        json_path = str(Path(json_path).expanduser().absolute())
     console = Console(stderr=True)
     if args.doctor_command == "run":
         from trainwell.machine import is_distributed

@@ -25,7 +25,7 @@ def launch(args: argparse.Namespace, lang: str, json_path: str | None, console: 
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
     from trainwell._errors import TrainwellError
-    from trainwell.cli.launch import start_workers
+    from trainwell.cli.launch import WorkersStopped, start_workers
     from trainwell.doctor.ranks import ENV_DIR, read_records
     from trainwell.doctor.runner import script_path
 
@@ -41,6 +41,10 @@ def launch(args: argparse.Namespace, lang: str, json_path: str | None, console: 
         start_workers(argv, args.nproc)
     except ChildFailedError:
         failed = True  # each worker printed its own traceback, as the script under python would
+    except WorkersStopped as e:  # this launcher was told to stop: the agent stopped the workers, nothing to merge
+        shutil.rmtree(folder, ignore_errors=True)
+        console.print(f"trainwell doctor: {e}", highlight=False, markup=False, soft_wrap=True)
+        return e.exit_code
     finally:
         del os.environ[ENV_DIR]
     records = read_records(folder, args.nproc)
@@ -51,14 +55,17 @@ def launch(args: argparse.Namespace, lang: str, json_path: str | None, console: 
 
 def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console: Any) -> int:
     """One worker: run the script under the doctor, write this rank's record; rank 0 of a plain torchrun merges."""
+    from trainwell.cli.launch import follow_launcher
     from trainwell.doctor.ranks import ENV_DIR, agent_store, put_record, read_records, record, shared_folder
     from trainwell.doctor.ranks import take_records, write_record
     from trainwell.doctor.runner import run_script, script_path
     from trainwell.doctor.session import Session
     from trainwell.machine import env_rank, world_size_from_env
 
+    follow_launcher()
     script = script_path(args.script)
     rank, world = env_rank(), world_size_from_env()
+    folder = shared_folder().absolute()  # named before the script runs: it may change the working folder
     session = Session(lang=lang, debug=args.debug)
     session.cross_rank = True
     code = run_script(script, list(args.args), session)
@@ -72,7 +79,6 @@ def run_rank(args: argparse.Namespace, lang: str, json_path: str | None, console
             return code
     except RuntimeError as e:  # unreachable, or gone (an agent was stopped): said, and this machine's folder instead
         session.internal_error(None, "handing the record over through torchrun's store", e)
-    folder = shared_folder()
     write_record(folder, record(session, code, rank, world))
     if ENV_DIR in os.environ or rank != 0:
         return code

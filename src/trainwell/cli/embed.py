@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from trainwell.cli.code_options import add_code_options, typed_code
+
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 
 
@@ -20,15 +22,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch-size", type=int, default=256)
+    add_code_options(p)
     p.set_defaults(func=run)
 
 
-def load_embedder(run_dir: Path, checkpoint: str = "best", device: str = "cpu") -> tuple[Any, dict[str, Any]]:
-    """The run's embedding model (eval mode) and data payload; a clear error for other kinds of run."""
+def load_embedder(run_dir: Path, checkpoint: str = "best", device: str = "cpu",
+                  typed: dict[str, str] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The run's embedding model (eval mode) and data payload; a clear error for other kinds of run.
+    ``typed`` names the user's own model again (see :mod:`trainwell._trust`)."""
     from trainwell._errors import TrainwellError
     from trainwell.cli.predict import load_predictor
 
-    model, data = load_predictor(run_dir, checkpoint, device)
+    model, data = load_predictor(run_dir, checkpoint, device, typed)
     if data.get("task") != "embedding":
         kind = data.get("task", "classification")
         raise TrainwellError(f"{run_dir} is a {kind} run, not an embedding run: its model gives class scores, "
@@ -62,13 +67,13 @@ def embed_images(model: Any, data: dict[str, Any], paths: list[Path], batch_size
     import numpy as np
     import torch
 
+    from trainwell.cli.predict import read_image
     from trainwell.data import Preprocess
-    from trainwell.data.folder import load_image
 
     pre = Preprocess.from_dict(data["preprocess"])
     channels, h, w = pre.input_shape
     device = next(model.parameters()).device
-    images = [load_image(p, channels, (h, w)) for p in paths]  # every file is read before anything is written
+    images = [read_image(p, channels, (h, w)) for p in paths]  # every file is read before anything is written
     out = []
     with torch.inference_mode():
         for start in range(0, len(images), max(1, batch_size)):
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix != ".npy":
         raise TrainwellError(f"--out {args.out!r} must end in .npy (numpy adds it otherwise).",
                              fix=f"--out {out.with_suffix('.npy')}")
-    model, data = load_embedder(Path(args.run_dir), args.checkpoint, args.device)
+    model, data = load_embedder(Path(args.run_dir), args.checkpoint, args.device, typed_code(args))
     paths = image_paths(args.files)
     emb = embed_images(model, data, paths, args.batch_size)
     listing = out.with_suffix(".files.txt")

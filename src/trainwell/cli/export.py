@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from trainwell.cli.code_options import add_code_options, typed_code
+
 FORMATS = ("onnx", "torchscript", "exported", "safetensors")  # trainwell.export.FORMATS, without importing torch
 
 
@@ -17,17 +19,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "and the PyTorch model run on up to 256 samples of the run's test split (and on batches "
                     "of other sizes): beyond 1e-4 absolute difference or one different top-1 class, nothing "
                     "is written and the command fails. `trainwell predict FILE ...` then predicts from the "
-                    "file alone.")
+                    "file alone (ONNX, TorchScript, safetensors; a .pt2 file is for PyTorch, and predict never "
+                    "loads one: see docs/SECURITY.md).")
     p.add_argument("run_dir", metavar="RUN_DIR")
     p.add_argument("--format", choices=FORMATS, default="onnx",
                    help="onnx (onnxruntime), torchscript (.pt), exported (torch.export .pt2), "
                         "safetensors (weights alone; the config beside them). Default: onnx")
-    p.add_argument("--out", metavar="FILE", help="where to write it (default RUN_DIR/export/FORMAT/model.EXT)")
+    p.add_argument("--out", metavar="FILE", help="where to write it (default RUN_DIR/export/FORMAT/model.EXT); "
+                                                 "an existing file is replaced only with --force, and a run "
+                                                 "folder's own files never")
+    p.add_argument("--force", action="store_true", help="replace an existing --out file")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--best", dest="checkpoint", action="store_const", const="best",
                        help="the best checkpoint (default)")
     which.add_argument("--last", dest="checkpoint", action="store_const", const="last",
                        help="the last checkpoint")
+    add_code_options(p)
     p.set_defaults(func=run, checkpoint="best")
 
 
@@ -38,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True, highlight=False)
     done = export_run(Path(args.run_dir), args.format, Path(args.out) if args.out else None, args.checkpoint,
-                      say=lambda line: console.print(f"[dim]{line}[/]"))
+                      say=lambda line: console.print(f"[dim]{line}[/]"), typed=typed_code(args), force=args.force)
     console.print(f"parity: {done.parity.describe()}", soft_wrap=True)
     print(f"{done.path} ({done.format}, {done.size_bytes / 1e6:.2f} MB, {done.seconds:.1f} s); "
           f"preprocessing and parity in {done.sidecar}")

@@ -40,20 +40,71 @@ def launch(args: argparse.Namespace) -> int:
     argv = ["--standalone", "--nproc-per-node", str(args.nproc), "--max-restarts", str(args.max_restarts),
             "-m", "trainwell", "train", "--into", str(run_dir)]
     argv += ["--no-progress"] * args.no_progress + ["--no-doctor"] * args.no_doctor
+    from trainwell._trust import CODE_KEYS, typed_names
+
+    typed = typed_names(args.model, args.tokenizer, args.set)  # the workers read config.yaml: name its code again
+    for key, name in typed.items():
+        argv += [CODE_KEYS[key].option, name]
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
+    from trainwell.engine.run_lock import TOKEN_ENV, held
+
+    lock = held(run_dir)  # this launcher holds the folder's lock; its workers prove they are its group by the token
+    os.environ[TOKEN_ENV] = lock.token if lock is not None else ""
     try:
         start_workers(argv, args.nproc)
     except ChildFailedError as e:
         if not args.resume:
             discard_unfinished(run_dir, existed)
-        return _report_failure(e)
+        code = _report_failure(e)
+        if code != 2:
+            _say_resume(run_dir)
+        return code
+    except WorkersStopped as e:  # the launcher was told to stop: the agent has stopped the workers
+        if not args.resume:
+            discard_unfinished(run_dir, existed, interrupted=True)
+        print(f"trainwell: {e}", file=sys.stderr)
+        _say_resume(run_dir)
+        return e.exit_code
+    finally:
+        os.environ.pop(TOKEN_ENV, None)
     return 0  # rank 0 printed the result and the folder
+
+
+class WorkersStopped(Exception):
+    """The launcher got SIGTERM, SIGINT or SIGHUP while its workers ran; torchrun's agent has stopped them."""
+
+    def __init__(self, signum: int) -> None:
+        import signal
+
+        self.exit_code = 128 + signum  # what a shell reports for a process ended by that signal
+        name = signal.Signals(signum).name
+        super().__init__(f"stopped by {name}{' (Ctrl-C)' if signum == signal.SIGINT else ''}; "
+                         "the workers were stopped too.")
+
+
+def _say_resume(run_dir: Path) -> None:
+    """After a group that did not finish: the command that continues it, when the folder is kept."""
+    import shlex
+
+    if (run_dir / "config.yaml").is_file():
+        last = run_dir / "checkpoints" / "last.pt"
+        kept = "with checkpoints/last.pt" if last.is_file() else "(no checkpoint yet: it starts again from step 0)"
+        print(f"trainwell: the run folder is kept {kept}; continue it with:\n"
+              f"  trainwell train --resume {shlex.quote(str(run_dir))}", file=sys.stderr)
+
+
+LAUNCHER_ENV = "TRAINWELL_LAUNCHER_PID"  # the launcher's process id, for its workers to follow
 
 
 def start_workers(argv: list[str], nproc: int) -> None:
     """torchrun (``torch.distributed.run``) with ``argv``, in this process; raises ``ChildFailedError`` when a
-    worker fails."""
+    worker fails and ``WorkersStopped`` when this process got SIGTERM, SIGINT or SIGHUP (the agent's handlers stop
+    the workers first; ours are back afterwards). Each worker ends itself if this process dies without stopping
+    it (``follow_launcher``)."""
+    import signal
+
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.run import main as torchrun
 
     # Each restarted group gets a store of its own: with the rendezvous store shared (torch's default), a restarted
@@ -63,7 +114,59 @@ def start_workers(argv: list[str], nproc: int) -> None:
     from trainwell.machine import usable_cores
 
     os.environ.setdefault("OMP_NUM_THREADS", str(max(usable_cores() // nproc, 1)))
-    torchrun(argv)
+    stops = [getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT") if hasattr(signal, name)]
+    handlers = {signum: signal.getsignal(signum) for signum in stops}
+    os.environ[LAUNCHER_ENV] = str(os.getpid())
+    try:
+        torchrun(argv)
+    except SignalException as e:
+        raise WorkersStopped(int(e.sigval)) from None
+    finally:
+        os.environ.pop(LAUNCHER_ENV, None)
+        for signum, handler in handlers.items():  # torchrun's would raise wherever this process is next
+            signal.signal(signum, handler)
+
+
+def follow_launcher() -> None:
+    """In a worker of ``--nproc``: end this process with SIGTERM when its launcher dies, even by SIGKILL, which
+    leaves torchrun's agent no chance to stop it (Linux: the kernel's parent-death signal; elsewhere a thread
+    that watches the parent). A no-op in a process no launcher of trainwell's started; the variable is removed so
+    that the script's own child processes do not follow it."""
+    import signal
+
+    text = os.environ.pop(LAUNCHER_ENV, None)
+    if not text or not text.isdigit():
+        return
+    launcher = int(text)
+    if not (sys.platform.startswith("linux") and _parent_death_signal(signal.SIGTERM)):
+        _watch_parent(launcher)
+    if os.getppid() != launcher:  # it died before this process could follow it
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _parent_death_signal(signum: int) -> bool:
+    """``prctl(PR_SET_PDEATHSIG, signum)``: the kernel sends ``signum`` when the parent exits. False if refused."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, signum, 0, 0, 0) == 0  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(launcher: int, every_s: float = 1.0) -> None:
+    """A daemon thread that sends this process SIGTERM once its parent is no longer ``launcher``."""
+    import signal
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == launcher:
+            time.sleep(every_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="trainwell-follow-launcher", daemon=True).start()
 
 
 def _report_failure(error: Any) -> int:
@@ -96,6 +199,10 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
 
     out = Path(args.out).expanduser() if args.out else None
     if distributed.restarted() and out is not None and (out / "config.yaml").is_file():
+        if distributed.env_rank() == 0:  # the failed group's rank 0 is gone: its lock is stale, taken over here
+            from trainwell.engine.run_folder import hold_run_dir
+
+            hold_run_dir(out, say=lambda text: None)
         return load_run_config(out), out, True, True
     # Every rank reads the same options (a mistake in them stops every rank alike; rank 0 says so).
     config = load_run_config(Path(args.resume)) if args.resume else \
@@ -117,6 +224,7 @@ def worker(args: argparse.Namespace, train: Callable[[argparse.Namespace], int])
     from trainwell._errors import TrainwellError
     from trainwell.engine import distributed
 
+    follow_launcher()
     try:
         code = train(args)
     except TrainwellError as e:

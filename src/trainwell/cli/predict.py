@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from trainwell.cli.code_options import add_code_options, typed_code
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("predict", help="predict classes for image files or a CSV with a trained run",
@@ -14,23 +16,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                           "(same normalization, size, channels, feature columns) and prints the "
                                           "top-k classes with probabilities.")
     p.add_argument("run_dir", metavar="RUN_DIR",
-                   help="a run folder, or a file `trainwell export` wrote (.onnx, .pt, .pt2, .safetensors)")
+                   help="a run folder, or a file `trainwell export` wrote (.onnx, .pt, .safetensors; a .pt2 file is "
+                        "never loaded: see docs/SECURITY.md)")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="image files, or CSV files with the training feature columns; for a text run: "
                         "texts, or .txt files with one text per line")
-    p.add_argument("--top-k", type=int, default=3)
+    p.add_argument("--top-k", type=int, default=3, help="classes shown for each input, at least 1 (default 3)")
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_code_options(p)
     p.set_defaults(func=run)
 
 
-def load_predictor(run_dir: Path, checkpoint: str = "best", device: str = "cpu") -> tuple[Any, dict[str, Any]]:
-    """The run's model (eval mode) and its data payload (preprocess, class names)."""
+def load_predictor(run_dir: Path, checkpoint: str = "best", device: str = "cpu",
+                   typed: dict[str, str] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The run's model (eval mode) and its data payload (preprocess, class names); ``typed`` names the
+    user's own model / tokenizer again (see :mod:`trainwell._trust`)."""
     from trainwell.engine.device import resolve_device
     from trainwell.export.model import load_run_model
 
-    model, data, _ = load_run_model(run_dir, checkpoint)
+    model, data, _ = load_run_model(run_dir, checkpoint, typed)
     return model.to(resolve_device(device)), data
 
 
@@ -45,9 +51,9 @@ def _load(args: argparse.Namespace) -> tuple[Any, dict[str, Any], str, str]:
         if args.device != "cpu":
             raise TrainwellError(f"An exported file predicts on the CPU; --device {args.device} applies to "
                                  "run folders.", fix="leave out --device, or predict with the run folder")
-        runner, metadata = load_exported(target)
+        runner, metadata = load_exported(target, typed_code(args))
         return runner, metadata["payload"], metadata["task"], f"{metadata['format']} export {target}"
-    model, data = load_predictor(target, args.checkpoint, args.device)
+    model, data = load_predictor(target, args.checkpoint, args.device, typed_code(args))
     return model, data, data.get("task", "classification"), f"{args.checkpoint} checkpoint of {target}"
 
 
@@ -69,15 +75,29 @@ def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], dict[str, list
             rows.append(pre(torch.from_numpy(x)))
             names += [f"{path}:{i + 2}" for i in range(len(x))]
         else:
-            from trainwell.data.folder import load_image
             from trainwell.data.input_check import file_size, image_warnings
 
             channels, h, w = pre.input_shape
-            image = load_image(path, channels, (h, w))  # (C, H, W) in [0, 1]
+            image = read_image(path, channels, (h, w))  # (C, H, W) in [0, 1]
             warnings[str(path)] = image_warnings(str(path), image, pre, file_size(path))
             rows.append(pre.normalize(image.unsqueeze(0)))
             names.append(str(path))
     return torch.cat(rows), names, warnings
+
+
+def read_image(path: Path, channels: int, size: tuple[int, int]) -> Any:
+    """An image file named on the command line as a (C, H, W) tensor in [0, 1]; an image whose pixel count is
+    past Pillow's decompression-bomb limit is one clear error."""
+    from PIL import Image
+
+    from trainwell._errors import DataError
+    from trainwell.data.folder import load_image
+
+    try:
+        return load_image(path, channels, size)
+    except Image.DecompressionBombError as e:
+        raise DataError(f"Image {str(path)!r} is too large to decode safely: {e}",
+                        fix="leave this file out, or give a smaller copy of the image") from None
 
 
 def _texts(args: list[str]) -> tuple[list[str], list[str]]:
@@ -112,6 +132,11 @@ def run(args: argparse.Namespace) -> int:
     from trainwell.data import Preprocess
     from trainwell.tasks.classification import topk
 
+    if args.top_k < 1:
+        from trainwell._errors import TrainwellError
+
+        raise TrainwellError(f"--top-k {args.top_k}: it is how many classes to show for each input, at least 1.",
+                             fix="e.g. --top-k 3")
     model, data, task, source = _load(args)
     if task == "embedding":
         from trainwell._errors import TrainwellError
@@ -135,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         with torch.inference_mode():
             logits = model(x.to(device))
     results = [{"input": n, "top": t, "warnings": warnings.get(n, [])}
-               for n, t in zip(names, topk(logits, data["class_names"], max(1, args.top_k)))]
+               for n, t in zip(names, topk(logits, data["class_names"], args.top_k))]
     for r in results:  # on stderr, so they show with --json too without spoiling its output
         for warning in r["warnings"]:
             print(f"trainwell: warning: {warning}", file=sys.stderr)

@@ -13,7 +13,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", nargs="?", help="a run folder (uses its config); otherwise the options below")
     p.add_argument("--data", help="dataset that fixes the input shape and classes (default mnist-5k)")
     p.add_argument("--task", help="classification (default), text or embedding")
-    p.add_argument("--model", help="mlp, cnn, lstm, gru or package.module:Class")
+    p.add_argument("--model", help="mlp, cnn, lstm, gru or package.module:Class (with RUN_DIR: a run of your own "
+                                   "class names it again)")
+    p.add_argument("--tokenizer", help="text: char, word or package.module:function (with RUN_DIR: a run of your "
+                                       "own tokenizer names it again)")
     p.add_argument("--input-shape", help="one sample's shape instead of reading data, e.g. 1,28,28 or 3,32,32")
     p.add_argument("--classes", type=int, default=10, help="number of classes with --input-shape (default 10)")
     p.add_argument("--config", metavar="FILE.yaml")
@@ -47,10 +50,15 @@ def run(args: argparse.Namespace) -> int:
     if args.run_dir:
         from trainwell.engine.run_folder import check_run_dir
 
+        from trainwell._trust import check_file_names, code_names, typed_names
+
         config = load_run_config(check_run_dir(Path(args.run_dir)))
+        check_file_names(code_names(config.to_dict()), Path(args.run_dir) / "config.yaml",
+                         typed_names(args.model, args.tokenizer, args.set))
     else:
         config = resolve(file=Path(args.config) if args.config else None,
-                         flags={"task": args.task, "data.name": args.data, "model.name": args.model}, sets=args.set)
+                         flags={"task": args.task, "data.name": args.data, "model.name": args.model,
+                                "text.tokenizer": args.tokenizer}, sets=args.set)
     if args.input_shape:
         shape = _shape(args.input_shape)
         model, example = build_model(config.model, shape, args.classes), torch.zeros(1, *shape)

@@ -37,6 +37,7 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", help="dataset name, or NAME:PATH (csv:file.csv, image-folder:DIR); see `trainwell datasets`")
     p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
+    p.add_argument("--tokenizer", help="text: char, word, or your package.module:function (text.tokenizer)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=_or_auto(int), metavar="N|auto",
                    help="the global batch: the samples of one optimizer step, however it is computed; auto: the "
@@ -79,7 +80,8 @@ def _or_auto(kind: type) -> Any:
 
 def config_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {
-        "task": getattr(args, "task", None), "data.name": args.data, "model.name": args.model, "train.epochs": args.epochs,
+        "task": getattr(args, "task", None), "data.name": args.data, "model.name": args.model,
+        "text.tokenizer": getattr(args, "tokenizer", None), "train.epochs": args.epochs,
         "train.batch_size": args.batch_size, "train.lr": args.lr, "train.optimizer": args.optimizer,
         "seed": args.seed, "device": args.device, "out": args.out, "train.threads": getattr(args, "threads", None),
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
@@ -123,12 +125,25 @@ def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] |
         from trainwell.engine.run_folder import check_run_dir
 
         run_dir = check_run_dir(Path(args.resume), checkpoint=False)
-        given = {k: v for k, v in config_flags(args).items() if v is not None}
+        code = ("model.name", "text.tokenizer")  # may be given again, equal to the saved ones (docs/SECURITY.md)
+        given = {k: v for k, v in config_flags(args).items() if v is not None and k not in code}
         if given or args.config or args.set:
             raise TrainwellError("--resume continues a run with its saved config.yaml; other options cannot change it.",
                                  fix=f"run `trainwell train --resume {run_dir}` alone, or start a new run")
+        from trainwell.engine.run_folder import hold_run_dir
+
+        hold_run_dir(run_dir, say=lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True))
         config = load_run_config(run_dir)
+        _same_code(config, args, run_dir)
+        from trainwell.results.folder import set_aside_unreadable
+
+        set_aside_unreadable(run_dir, say=lambda text: console.print(text, highlight=False, markup=False,
+                                                                     soft_wrap=True))
         if _finished(console, run_dir, config.train.epochs):
+            from trainwell.app.complete import complete_finished_run
+
+            complete_finished_run(run_dir, say=lambda text: console.print(text, highlight=False, markup=False,
+                                                                          soft_wrap=True))
             print(run_dir)
             return None
         return config, run_dir, True
@@ -139,6 +154,28 @@ def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] |
     run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name, config.task))
     _print_config(console, config)
     return config, run_dir, existed
+
+
+def _same_code(config: Any, args: argparse.Namespace, run_dir: Path) -> None:
+    """With ``--resume``, ``--model`` / ``--tokenizer`` name the run's own code again; they cannot change it."""
+    from trainwell._errors import TrainwellError
+    from trainwell._trust import CODE_KEYS, typed_names
+    from trainwell.config import get_dotted
+
+    for key, name in typed_names(args.model, getattr(args, "tokenizer", None)).items():
+        saved = get_dotted(config.to_dict(), key, None)
+        if name != saved:
+            raise TrainwellError(f"--resume continues a run with its saved config.yaml, whose {key} is {saved!r}; "
+                                 f"{CODE_KEYS[key].option} {name} cannot change it.",
+                                 fix=f"leave out {CODE_KEYS[key].option}, or give it exactly as saved")
+
+
+def _check_code(config: Any, args: argparse.Namespace, run_dir: Path) -> None:
+    """A run folder's config.yaml may not choose code: its own model or tokenizer is named on the command line."""
+    from trainwell._trust import check_file_names, code_names, typed_names
+
+    typed = typed_names(args.model, getattr(args, "tokenizer", None), args.set)
+    check_file_names(code_names(config.to_dict()), run_dir / "config.yaml", typed)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -154,7 +191,9 @@ def _train(args: argparse.Namespace) -> int:
     if args.into:  # a worker of --nproc: the launcher created the folder and saved the config
         from trainwell.config import load_run_config
 
-        run_dir = Path(args.into)
+        from trainwell.engine.run_folder import hold_run_dir
+
+        run_dir = hold_run_dir(Path(args.into))  # the launcher holds the lock; its workers are its group
         config, existed, resuming = load_run_config(run_dir), True, True
     else:
         from trainwell.cli.launch import shared_run
@@ -163,6 +202,8 @@ def _train(args: argparse.Namespace) -> int:
         if opened is None:
             return 0
         config, run_dir, existed, resuming = opened
+    if resuming:  # the config was read from the folder's config.yaml
+        _check_code(config, args, run_dir)
     from trainwell.app.run import train_from_config
 
     import torch
@@ -194,16 +235,20 @@ def _train(args: argparse.Namespace) -> int:
                                    console=console, on_ready=ready, doctor=not args.no_doctor)
     except BaseException as e:
         interrupted = isinstance(e, KeyboardInterrupt)
-        if not resuming and env_rank() == 0:
-            from trainwell.engine.run_folder import discard_unfinished
+        from trainwell.engine.run_folder import discard_unfinished, write_failed_in_run
 
-            discard_unfinished(run_dir, existed, interrupted=interrupted)
+        failed = write_failed_in_run(run_dir, e) if env_rank() == 0 else None  # a full disk: what is kept, how on
+        if not resuming and env_rank() == 0:
+            discard_unfinished(run_dir, existed, interrupted=interrupted, keep_config=failed is not None)
+        if failed is not None:
+            raise failed from e
         if interrupted and (run_dir / "config.yaml").is_file():
             import shlex
             import sys
 
-            print(f"trainwell: interrupted. The run folder is kept; continue it with:\n"
-                  f"  trainwell train --resume {shlex.quote(str(run_dir))}", file=sys.stderr)
+            if not args.into and env_rank() == 0:  # a --nproc launcher says it once for all its workers
+                print(f"trainwell: interrupted. The run folder is kept; continue it with:\n"
+                      f"  trainwell train --resume {shlex.quote(str(run_dir))}", file=sys.stderr)
             return 130
         raise
     _print_summary(console, result.summary, time.perf_counter() - started)
@@ -214,14 +259,13 @@ def _train(args: argparse.Namespace) -> int:
 
 def _finished(console: Any, run_dir: Path, epochs: int) -> bool:
     """A run whose summary.json records all its epochs (or an early stop) has nothing left to resume: say so."""
-    import json
+    from trainwell.results.folder import read_summary
 
-    path = run_dir / "summary.json"
-    summary = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    summary = read_summary(run_dir) or {}
     done = summary.get("epochs")
     if summary.get("stopped_early"):
         trained = f"it stopped early after epoch {summary.get('stopped_epoch')}"
-    elif done is None or done < epochs:
+    elif not isinstance(done, int) or done < epochs:
         return False
     else:
         trained = f"all {epochs} epochs trained"

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trainwell.cli.code_options import add_code_options, typed_code
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("verify", help="decide whether two images show the same identity (embedding run)",
@@ -19,6 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON")
+    add_code_options(p)
     p.set_defaults(func=run)
 
 
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from trainwell.cli.embed import embed_images, image_paths, load_embedder
 
     run_dir = Path(args.run_dir)
-    model, data = load_embedder(run_dir, args.checkpoint, args.device)
+    model, data = load_embedder(run_dir, args.checkpoint, args.device, typed_code(args))
     threshold = args.threshold if args.threshold is not None else stored_threshold(run_dir, data)
     paths = image_paths([args.a, args.b])
     emb = embed_images(model, data, paths)

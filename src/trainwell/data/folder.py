@@ -10,13 +10,14 @@ import torch
 from torch.utils.data import Dataset
 
 from trainwell._errors import DataError
-from trainwell.config import DataConfig
-from trainwell.data.bundle import DataBundle, Preprocess, fit_stats
+from trainwell.config import MAX_IMAGE_SIDE, DataConfig
+from trainwell.data.bundle import DataBundle, Preprocess
 from trainwell.data.input_check import file_size
 from trainwell.data.splits import FRACTION_KEYS, split_indices
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 _STATS_SAMPLE = 1000  # images used to measure mean / std: plenty for two numbers per channel
+MAX_TRAINING_PIXELS = MAX_IMAGE_SIDE * MAX_IMAGE_SIDE  # the largest training image, however its size is chosen
 
 
 def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor:
@@ -95,6 +96,37 @@ def _check_readable(items: list[tuple[Path, int]], skip_bad: bool) -> tuple[list
     return good, bad
 
 
+def _check_training_size(first: Path, size: tuple[int, int], channels: int) -> None:
+    """Without ``data.image_size`` every image is resized to the first training image's size: refuse a size over
+    ``MAX_TRAINING_PIXELS`` (a 10000 x 10000 photo would make each image 1.2 GB of floats), naming the file."""
+    height, width = size
+    if height * width > MAX_TRAINING_PIXELS:
+        side = MAX_IMAGE_SIDE
+        raise DataError(f"{first}: the first training image is {width} x {height} pixels, and without "
+                        f"data.image_size every image is resized to it ({height * width * channels * 4 / 2**20:,.0f} MB "
+                        f"per image as floats); trainwell trains on images of at most {side} x {side} pixels.",
+                        fix="choose the side images are resized to, e.g. --set data.image_size=224 "
+                            f"(at most {side})")
+
+
+def _channel_stats(train: ImageFiles, sample: np.ndarray) -> tuple[list[float], list[float]]:
+    """Per-channel mean and (sample) standard deviation over the pixels of the ``sample`` images, as
+    ``fit_stats`` gives, summed one image at a time so memory holds one image, not the whole sample."""
+    total = squares = None
+    count = 0
+    for i in sample:
+        x = train[int(i)][0].double()
+        s, q = x.sum(dim=(1, 2)), (x * x).sum(dim=(1, 2))
+        total, squares = (s, q) if total is None else (total + s, squares + q)
+        count += x.shape[1] * x.shape[2]
+    assert total is not None and squares is not None
+    mean = total / count
+    var = (squares - count * mean * mean) / max(count - 1, 1)
+    std = var.clamp(min=0).sqrt()
+    std = torch.where(std > 1e-8, std, torch.ones_like(std))  # constant channels: leave them centred
+    return [float(v) for v in mean], [float(v) for v in std]
+
+
 def image_folder(cfg: DataConfig) -> DataBundle:
     from PIL import Image
 
@@ -126,11 +158,12 @@ def image_folder(cfg: DataConfig) -> DataBundle:
     with Image.open(train_items[0][0]) as first:
         channels = cfg.channels or (1 if first.mode in ("L", "1", "I", "I;16", "F") else 3)
         size = (cfg.image_size, cfg.image_size) if cfg.image_size else (first.size[1], first.size[0])
+    if not cfg.image_size:
+        _check_training_size(train_items[0][0], size, channels)
     train = ImageFiles(train_items, channels, size)
     rng = np.random.default_rng(cfg.split_seed)
     sample = rng.choice(len(train), size=min(_STATS_SAMPLE, len(train)), replace=False)
-    stack = torch.stack([train[int(i)][0] for i in sample])
-    mean, std = fit_stats(stack, "image", 1.0)
+    mean, std = _channel_stats(train, sample)
     # The files' own size (median of the sample), so predict can tell when an input is far from it.
     source = [int(v) for v in np.median([file_size(train_items[int(i)][0])[::-1] for i in sample], axis=0)]
     pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
@@ -13,7 +11,9 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle
 from trainwell.data.images import in_memory_bundle
-from trainwell.data.separator import detect_separator, separator_name
+from trainwell.data.separator import csv_rows, detect_separator, separator_name
+
+MAX_COLUMNS = 100_000  # features of one table; more is almost always a wrong separator or a transposed file
 
 
 def read_feature_csv(path: Path, label: str | None, features: list[str] | None = None
@@ -30,22 +30,31 @@ def read_feature_csv(path: Path, label: str | None, features: list[str] | None =
     except UnicodeDecodeError as e:
         raise DataError(f"{path}: not UTF-8 text ({e}).", fix="save the file as UTF-8 CSV") from None
     sep = detect_separator(content.split("\n", 1)[0])  # a comma, or the semicolon / tab the header uses instead
-    rows = list(csv.reader(io.StringIO(content, newline=""), delimiter=sep))
-    if not rows or not any(cell.strip() for cell in rows[0]):
+    rows = csv_rows(path, content, sep)
+    first = next(rows, None)
+    if first is None or not any(cell.strip() for cell in first[1]):
         raise DataError(f"{path}: the file is empty; it needs a header line and data rows.")
-    header = [h.strip() for h in rows[0]]
-    if label is not None and label not in header:
-        raise DataError(f"{path}: no label column {label!r}; the columns are {', '.join(header)}.",
+    header = [h.strip() for h in first[1]]
+    if len(header) > MAX_COLUMNS:
+        raise DataError(f"{path}: the header has {len(header):,} columns; trainwell reads tables of up to "
+                        f"{MAX_COLUMNS:,} columns.",
+                        fix="select or aggregate the features before training (or check that the separator, "
+                            f"{separator_name(sep)}, is the one the file uses)")
+    index: dict[str, int] = {}
+    for i, name in enumerate(header):
+        index.setdefault(name, i)  # a repeated name means its first column, as list.index did
+    if label is not None and label not in index:
+        raise DataError(f"{path}: no label column {label!r}; the columns are {_listed(header)}.",
                         fix="name the label column with --set data.label=COLUMN")
     names = features if features is not None else [h for h in header if h != label]
-    missing = [n for n in names if n not in header]
+    missing = [n for n in names if n not in index]
     if missing:
-        raise DataError(f"{path}: missing feature column(s) {', '.join(missing)} that the model was trained on.")
+        raise DataError(f"{path}: missing feature column(s) {_listed(missing)} that the model was trained on.")
     if not names:
         raise DataError(f"{path}: no feature columns besides the label {label!r}.")
-    cols = [header.index(n) for n in names]
-    label_col = header.index(label) if label is not None else None
-    body = [(i, r) for i, r in enumerate(rows[1:], start=2) if any(c.strip() for c in r)]
+    cols = [index[n] for n in names]
+    label_col = index[label] if label is not None else None
+    body = [(i, r) for i, r in rows if any(c.strip() for c in r)]
     if not body:
         raise DataError(f"{path}: the header is there but there are no data rows.")
     x = np.empty((len(body), len(cols)), dtype=np.float32)
@@ -76,6 +85,13 @@ def read_feature_csv(path: Path, label: str | None, features: list[str] | None =
                 raise DataError(f"{path}, line {line}, column {label!r}: the label is empty.")
             labels.append(value)
     return x, labels, names, header
+
+
+def _listed(names: list[str], shown: int = 20) -> str:
+    """Column names for a message: all of a few, the first ``shown`` of many with the count."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])}, ... ({len(names):,} in all)"
 
 
 def _label_values(labels: list[str]) -> np.ndarray:

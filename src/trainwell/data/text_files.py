@@ -6,14 +6,12 @@ Empty texts fail by default (naming the line); with ``data.skip_bad=true`` they 
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainwell._errors import DataError
-from trainwell.data.separator import detect_separator, separator_name
+from trainwell.data.separator import csv_rows, detect_separator, separator_name
 
 FORMATS = ("csv", "tsv", "jsonl")
 
@@ -88,8 +86,7 @@ def read_text_file(path: Path, fmt: str, text_column: str, label: str | None, *,
 
 
 def _table_rows(path: Path, content: str, sep: str) -> list[tuple[int, dict[str, str]]]:
-    reader = csv.reader(io.StringIO(content, newline=""), delimiter=sep)
-    rows = [(reader.line_num, r) for r in reader]
+    rows = list(csv_rows(path, content, sep))
     if not rows or not any(c.strip() for c in rows[0][1]):
         raise DataError(f"{path}: the file is empty; it needs a header line (e.g. text,label) and data rows.")
     header = [h.strip() for h in rows[0][1]]

@@ -4,9 +4,14 @@ The script's world is the one ``python SCRIPT ARGS`` gives it: a fresh ``__main_
 same globals (``__file__`` absolute, ``__builtins__`` the module, ``__package__`` and ``__spec__``
 None, a source loader), ``sys.argv`` as typed, ``sys.path[0]`` its folder. An uncaught exception
 is printed by ``sys.excepthook`` as Python prints it (with its "Did you mean" hints), with the
-runner's and the doctor's own frames left out, and exits 1; ``sys.exit`` gives its own code;
-Ctrl-C exits 130. A warning a library raises for its caller names the script's line, as without the
-doctor's wrappers (``warnsite.py``). The doctor's findings go to stderr, each in a delimited block.
+runner's and the doctor's own frames left out, and exits 1; so is a script that does not compile (a
+``SyntaxError`` with the script's file, line and caret, nothing of trainwell's); ``sys.exit`` gives its
+own code; Ctrl-C exits 130. A warning a library raises for its caller names the script's line, as without
+the doctor's wrappers (``warnsite.py``). The doctor's findings go to stderr, each in a delimited block.
+
+Only the process that started the script reports: a child the script forks (``os.fork()``, multiprocessing's
+fork start method) shows no finding, and one that runs on to the script's end exits there with the script's
+code, as under ``python``, without the doctor's end-of-run report.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import builtins
 import os
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +32,14 @@ _OWN = str(Path(__file__).resolve().parents[1])  # trainwell's own frames: never
 def run_script(script: str, args: list[str], session: Session) -> int:
     """Run ``script`` (its path as typed) with ``args`` under ``session``; return the exit code it would have had."""
     main = _main_module(script)
-    code = compile(Path(script).read_bytes(), main.__file__, "exec", dont_inherit=True)
+    try:
+        code = compile(_source(script), main.__file__, "exec", dont_inherit=True)
+    except SyntaxError as e:  # what `python script.py` prints for it, and its exit code
+        _print_as_python(e)
+        return 1
+    starter = os.getpid()
+    session.on_finding = _only_in(starter, session.on_finding)
+    session.on_internal_error = _only_in(starter, session.on_internal_error)
     saved_argv, saved_path, saved_main = sys.argv[:], sys.path[:], sys.modules.get("__main__")
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.realpath(script)))  # as `python script.py` does
@@ -42,9 +55,13 @@ def run_script(script: str, args: list[str], session: Session) -> int:
                 _print_as_python(e)
                 exit_code = 130  # what a shell reports for a Python killed by Ctrl-C
             except BaseException as e:  # noqa: BLE001 - the script's own error: reported as Python would
-                session.error(e)
+                if os.getpid() == starter:
+                    session.error(e)
                 _print_as_python(e)
                 exit_code = 1
+            if os.getpid() != starter:  # a forked child at the script's end: it ends as under python, unreported
+                _flush()
+                raise SystemExit(exit_code)
             session.end()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -52,6 +69,28 @@ def run_script(script: str, args: list[str], session: Session) -> int:
             sys.modules["__main__"] = saved_main
         _flush()
     return exit_code
+
+
+def _source(script: str) -> bytes:
+    from trainwell._errors import TrainwellError
+
+    try:
+        return Path(script).read_bytes()
+    except OSError as e:
+        raise TrainwellError(f"Cannot read the script {script!r}: {e.strerror or e}.",
+                             fix="check the path and that you may read the file") from None
+
+
+def _only_in(pid: int, callback: Callable[..., None] | None) -> Callable[..., None] | None:
+    """``callback``, called only in the process ``pid`` (the one that started the script), not in its forks."""
+    if callback is None:
+        return None
+
+    def guarded(*args: Any) -> None:
+        if os.getpid() == pid:
+            callback(*args)
+
+    return guarded
 
 
 def _main_module(script: str) -> types.ModuleType:

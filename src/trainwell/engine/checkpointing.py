@@ -47,9 +47,11 @@ class Checkpointer(Callback):
         self.save_last(trainer)
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+        """``best.pt`` first, then ``last.pt``: if the second save fails (full disk, kill), last.pt is still the
+        previous epoch's, so ``--resume`` trains this epoch again and writes both."""
         payload = self.payload(trainer)
         if not self.write:
             return
-        atomic_save(payload, self.last)
         if row.get("is_best") or not self.best.exists():
             atomic_save(payload, self.best)
+        atomic_save(payload, self.last)

@@ -2,8 +2,9 @@
 exported model's inputs are called and which of their dimensions stay free (batch; text: sequence length).
 
 Each format module has ``save(model, example, signature, metadata) -> bytes`` (the whole file, in memory,
-so nothing reaches the disk before the parity check passes) and ``load(blob) -> (runner, metadata)``,
-where ``runner(*inputs)`` returns the model's output as a CPU tensor.
+so nothing reaches the disk before the parity check passes), ``read_metadata(blob) -> dict`` (the embedded
+metadata, read as data without loading the model) and ``load(blob) -> (runner, metadata)``, where
+``runner(*inputs)`` returns the model's output as a CPU tensor.
 """
 
 from __future__ import annotations
@@ -71,6 +72,19 @@ def format_of(path: Path) -> str:
     known = ", ".join(f"{ext} ({fmt})" for fmt, ext in EXTENSIONS.items())
     raise ExportError(f"{str(path)!r} is not a run folder, nor a file `trainwell export` writes ({known}).",
                       fix="point at a run folder or at an exported model file")
+
+
+def zip_extra(blob: bytes, name: str) -> str:
+    """The text of the extra file ``name`` in a TorchScript or torch.export archive (a zip whose one top folder
+    holds ``extra/NAME``), read as data, without loading the archive; ``""`` when there is none."""
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        for member in archive.namelist():
+            parts = member.split("/")
+            if len(parts) == 3 and parts[1:] == ["extra", name]:
+                return archive.read(member).decode("utf-8")
+    return ""
 
 
 def missing_package(package: str, fmt: str) -> ExportError:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from torch import nn
 
+    from trainwell._trust import Typed
+
 
 def build_run_model(config: dict[str, Any], payload: dict[str, Any]) -> nn.Module:
     """The untrained model of a run: ``config`` is its configuration as a dict, ``payload`` the data
@@ -32,12 +34,19 @@ def build_run_model(config: dict[str, Any], payload: dict[str, Any]) -> nn.Modul
     return build_model(model_cfg, tuple(pre.input_shape), payload["num_classes"])
 
 
-def load_run_model(run_dir: Path, checkpoint: str = "best") -> tuple[nn.Module, dict[str, Any], dict[str, Any]]:
-    """The run's trained model on the CPU in eval mode, its data payload and its configuration (a dict)."""
+def load_run_model(run_dir: Path, checkpoint: str = "best",
+                   typed: Typed | None = None) -> tuple[nn.Module, dict[str, Any], dict[str, Any]]:
+    """The run's trained model on the CPU in eval mode, its data payload and its configuration (a dict).
+
+    A model or tokenizer of the user's own is built only when ``typed`` (the names given on the command
+    line) names it again; any other name outside trainwell is refused before anything is imported."""
+    from trainwell._trust import check_file_names, code_names
     from trainwell.engine.checkpoint import load_checkpoint
     from trainwell.engine.run_folder import check_run_dir
 
-    ckpt = load_checkpoint(check_run_dir(run_dir) / "checkpoints" / f"{checkpoint}.pt")
+    path = check_run_dir(run_dir) / "checkpoints" / f"{checkpoint}.pt"
+    ckpt = load_checkpoint(path)
+    check_file_names(code_names(ckpt.get("config"), ckpt.get("data")), path, typed)
     model = build_run_model(ckpt["config"], ckpt["data"])
     model.load_state_dict(ckpt["model"])
     return model.eval(), ckpt["data"], ckpt["config"]

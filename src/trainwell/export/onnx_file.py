@@ -33,6 +33,15 @@ def save(model: nn.Module, example: tuple[torch.Tensor, ...], signature: Signatu
     return proto.SerializeToString()
 
 
+def read_metadata(blob: bytes) -> dict[str, Any]:
+    try:
+        import onnx
+    except ImportError:
+        raise missing_package("onnxruntime", "onnx") from None
+    proto = onnx.load_model_from_string(blob)
+    return json.loads(next((p.value for p in proto.metadata_props if p.key == METADATA_KEY), "{}"))
+
+
 def load(blob: bytes) -> tuple[Runner, dict[str, Any]]:
     try:
         import onnx

@@ -1,6 +1,7 @@
 """The weights alone as safetensors (``safetensors.torch``); the configuration and preprocessing are the
 header's ``trainwell`` metadata and ``export.json`` beside the file. Reading it rebuilds the model with
-trainwell's own builders (a ``package.module:Class`` model must be importable)."""
+trainwell's own builders (a ``package.module:Class`` model is built only when the command line names it
+again: see ``trainwell._trust``)."""
 
 from __future__ import annotations
 
@@ -31,13 +32,17 @@ def load(blob: bytes) -> tuple[Runner, dict[str, Any]]:
         raise missing_package("safetensors", "safetensors") from None
     from trainwell.export.model import build_run_model
 
-    metadata = json.loads(header_metadata(blob).get(METADATA_KEY, "{}"))
+    metadata = read_metadata(blob)
     if "config" not in metadata:
         raise ExportError("This safetensors file was not written by `trainwell export`: it has no model "
                           "configuration to rebuild the model from.", fix="export the run again")
     model = build_run_model(metadata["config"], metadata["payload"])
     model.load_state_dict(load_tensors(blob))
     return model.eval(), metadata
+
+
+def read_metadata(blob: bytes) -> dict[str, Any]:
+    return json.loads(header_metadata(blob).get(METADATA_KEY, "{}"))
 
 
 def header_metadata(blob: bytes) -> dict[str, str]:

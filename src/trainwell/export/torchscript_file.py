@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.export.formats import METADATA_KEY, Runner, Signature, quiet
+from trainwell.export.formats import METADATA_KEY, Runner, Signature, quiet, zip_extra
 
 EXTRA = f"{METADATA_KEY}.json"
 
@@ -27,6 +27,10 @@ def save(model: nn.Module, example: tuple[torch.Tensor, ...], signature: Signatu
         buffer = io.BytesIO()
         torch.jit.save(module, buffer, _extra_files={EXTRA: json.dumps(metadata, ensure_ascii=False)})
     return buffer.getvalue()
+
+
+def read_metadata(blob: bytes) -> dict[str, Any]:
+    return json.loads(zip_extra(blob, EXTRA) or "{}")
 
 
 def load(blob: bytes) -> tuple[Runner, dict[str, Any]]:

@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainwell._files import atomic_write_text
+from trainwell._files import append_text, atomic_write_text
 from trainwell.engine.callbacks import Callback
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ class StepsCsv(Callback):
         atomic_write_text(self.path, text.getvalue())
 
     def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
-        with self.path.open("a", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([r[k] for k in STEP_COLUMNS] for r in rows)
+        text = io.StringIO(newline="")
+        csv.writer(text).writerows([r[k] for k in STEP_COLUMNS] for r in rows)
+        append_text(self.path, text.getvalue())
 
 
 class TensorBoardLogger(Callback):

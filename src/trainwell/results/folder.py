@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from trainwell._errors import TrainwellError
+from trainwell._errors import DataError, TrainwellError
+from trainwell.config import YamlRefused, parse_yaml
 
 FILES = ("config.yaml", "summary.json", "metrics.csv", "env.json", "doctor.json")
 
@@ -75,10 +77,48 @@ def open_run(path: Path) -> RunFiles:
                              fix="repair or remove that file (a run still training rewrites it each epoch)") from None
 
 
-def _yaml(text: str) -> Any:
-    import yaml
+# Files a resumed run writes again (env.json when it is missing, doctor.json and metrics.csv every epoch): one that
+# cannot be parsed is set aside rather than stopping the run.
+REBUILT_ON_RESUME = ("env.json", "doctor.json", "metrics.csv")
 
-    return yaml.safe_load(text)
+
+def read_summary(run_dir: Path) -> dict[str, Any] | None:
+    """A run folder's summary.json (None when there is none, as for a run that has not finished); a file that is
+    there but cut, empty, binary or not a mapping is a ``DataError`` naming it."""
+    path = Path(run_dir) / "summary.json"
+    try:
+        return _mapping(path, json.loads)
+    except UnreadableRun as e:
+        raise DataError(f"{path} cannot be read: {e}. summary.json is written when a run finishes, so whether "
+                        "this run finished is unknown.",
+                        fix="restore summary.json from a copy of the run folder; or, to train the run to its end "
+                            "again and rewrite it, move summary.json out of the folder and resume") from None
+
+
+def set_aside_unreadable(run_dir: Path, say: Callable[[str], None]) -> list[str]:
+    """Before a run folder is resumed: each of ``REBUILT_ON_RESUME`` that cannot be parsed is renamed to
+    ``NAME.unreadable`` (kept, never deleted), so the run writes a fresh one; says so and returns the new names."""
+    moved = []
+    for name in REBUILT_ON_RESUME:
+        path = Path(run_dir) / name
+        try:
+            _metrics(path) if name.endswith(".csv") else _mapping(path, json.loads)
+            continue
+        except UnreadableRun as e:
+            reason = str(e)
+        target = path.with_name(f"{name}.unreadable")
+        n = 1
+        while target.exists():
+            n += 1
+            target = path.with_name(f"{name}.unreadable-{n}")
+        path.rename(target)
+        moved.append(target.name)
+        say(f"{reason}; set aside as {target.name} (the run writes a new {name} as it goes on)")
+    return moved
+
+
+def _yaml(text: str) -> Any:
+    return parse_yaml(text)
 
 
 def _text(path: Path) -> str | None:
@@ -101,6 +141,8 @@ def _mapping(path: Path, parse: Any) -> dict[str, Any] | None:
         return None
     try:
         data = parse(text)
+    except YamlRefused as e:  # well-formed, but not accepted (an alias, deep nesting)
+        raise UnreadableRun(f"{path.name}: {_reason(e)}") from None
     except Exception as e:  # noqa: BLE001 - yaml and json raise their own errors; each names the spot
         raise UnreadableRun(f"{path.name}: not valid {path.suffix.lstrip('.').upper()} ({_reason(e)})") from None
     if not isinstance(data, dict):
