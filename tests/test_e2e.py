@@ -149,7 +149,7 @@ def test_kill_9_mid_epoch_then_resume_equals_uninterrupted_run_bitwise(tmp_path:
     assert state["batch_in_epoch"] > 0, "the kill should land mid-epoch"
     assert not (tmp_path / "killed/summary.json").exists()
 
-    assert main_in(tmp_path, "train", "--resume", "killed") == 0
+    assert main_in(tmp_path, "train", "--resume", "killed", "--model", "slownet:SlowNet") == 0
     full, resumed = weights(tmp_path / "full/checkpoints/last.pt"), weights(last)
     assert full.keys() == resumed.keys()
     assert all(torch.equal(full[k], resumed[k]) for k in full)
