@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -28,29 +29,7 @@ COMMON = ["--data", "digits", "--epochs", "2", "--batch-size", "64", "--threads"
 CNN = ["--set", "model.batch_norm=false", "--set", "model.channels=[8,16]", "--set", "model.hidden=[32]"]
 TIMEOUT = 240
 
-# A user's model whose forward kills or fails worker rank 1 at a chosen training forward, in the first attempt only.
-FAULTY = '''
-import os
-import signal
-
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self, input_shape, num_classes):
-        super().__init__()
-        self.body = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, num_classes))
-        self.calls = 0
-
-    def forward(self, x):
-        if self.training and os.environ.get("RANK") == "1" and os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
-            self.calls += 1
-            if self.calls == int(os.environ.get("TW_KILL_AT", "0")):
-                os.kill(os.getpid(), signal.SIGKILL)
-            if self.calls == int(os.environ.get("TW_RAISE_AT", "0")):
-                raise RuntimeError("boom-from-rank-1")
-        return self.body(x)
-'''
+FAULTY = Path(__file__).with_name("faulty_model.py")
 
 
 class _Rank:
@@ -283,7 +262,7 @@ def test_a_killed_worker_restarts_the_group_from_the_last_checkpoint(tmp_path: P
     """Rank 1 dies (SIGKILL) in step 30 of 46 of its first attempt; the last checkpoint is step 25. The group comes
     back from it (``--nproc`` through its launcher's folder, plain torchrun through ``--out``) and ends with the
     weights of a run that was never interrupted."""
-    (tmp_path / "faulty.py").write_text(FAULTY)
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
     args = [*COMMON, "--model", "faulty:Net", "--checkpoint-every", "5"]
     single = _train([*args, "--out", "single"], tmp_path, PYTHONPATH=str(tmp_path))
     assert single.returncode == 0, single.stdout[-3000:]
@@ -309,7 +288,7 @@ def test_a_killed_worker_restarts_the_group_from_the_last_checkpoint(tmp_path: P
 def test_a_worker_that_raises_stops_the_group_with_its_traceback_shown_once(tmp_path: Path, launcher: str) -> None:
     """The failing worker writes its traceback to torchrun's error file instead of its stderr; the launcher (ours,
     or torchrun's own failure summary) shows it once, and the other worker is stopped without a traceback."""
-    (tmp_path / "faulty.py").write_text(FAULTY)
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
     args = [*COMMON, "--model", "faulty:Net", "--out", "run"]
     if launcher == "--nproc":
         done = _train([*args, "--nproc", "2"], tmp_path, PYTHONPATH=str(tmp_path), TW_RAISE_AT="3")

@@ -58,9 +58,14 @@ def full(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONHASHSEED", "0")
+    # A shell starts a background job (``pytest &``) with SIGINT ignored, and trainwell then leaves Ctrl-C alone:
+    # these tests need Python's own handler, as in a terminal.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def test_ctrl_c_in_the_first_epoch_keeps_the_run_and_resume_finishes_it_exactly(

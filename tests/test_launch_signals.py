@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -47,27 +48,7 @@ for step in range(10**9):
         Path(sys.argv[1], f"rank{dist.get_rank()}").write_text("")
 """
 
-# A user's model whose training forward SIGKILLs worker rank 1 at its 30th call (after the checkpoint of step 25).
-KILLED = """
-import os
-import signal
-
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self, input_shape, num_classes):
-        super().__init__()
-        self.body = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, num_classes))
-        self.calls = 0
-
-    def forward(self, x):
-        if self.training and os.environ.get("RANK") == "1":
-            self.calls += 1
-            if self.calls == 30:
-                os.kill(os.getpid(), signal.SIGKILL)
-        return self.body(x)
-"""
+FAULTY = Path(__file__).with_name("faulty_model.py")
 
 
 def _env(marker: str, **extra: str) -> dict[str, str]:
@@ -195,9 +176,9 @@ def test_the_workers_of_a_sigkilled_launcher_end(tmp_path: Path, launchers: list
 @pytest.mark.slow
 def test_a_killed_worker_ends_the_run_with_the_resume_command(tmp_path: Path, launchers: list[_Launcher]) -> None:
     """Rank 1 is SIGKILLed in step 30 with no restart left; the checkpoint of step 25 keeps the folder."""
-    (tmp_path / "killed.py").write_text(KILLED)
-    launcher = _Launcher([*TRAIN, "--model", "killed:Net", "--epochs", "2", "--checkpoint-every", "5", "--out", "run"],
-                         tmp_path, PYTHONPATH=str(tmp_path))
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
+    launcher = _Launcher([*TRAIN, "--model", "faulty:Net", "--epochs", "2", "--checkpoint-every", "5", "--out", "run"],
+                         tmp_path, PYTHONPATH=str(tmp_path), TW_KILL_AT="30")
     launchers.append(launcher)
     assert launcher.proc.wait(timeout=240) == 1
     out = launcher.output()

@@ -1,0 +1,24 @@
+"""A user's model whose forward kills or fails worker rank 1 at a chosen training forward, in the first attempt
+only: TW_KILL_AT=N sends SIGKILL at the Nth call, TW_RAISE_AT=N raises. Tests copy this file next to a run and
+name it with ``--model faulty:Net``."""
+
+import os
+import signal
+
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, input_shape, num_classes):
+        super().__init__()
+        self.body = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, num_classes))
+        self.calls = 0
+
+    def forward(self, x):
+        if self.training and os.environ.get("RANK") == "1" and os.environ.get("TORCHELASTIC_RESTART_COUNT") == "0":
+            self.calls += 1
+            if self.calls == int(os.environ.get("TW_KILL_AT", "0")):
+                os.kill(os.getpid(), signal.SIGKILL)
+            if self.calls == int(os.environ.get("TW_RAISE_AT", "0")):
+                raise RuntimeError("boom-from-rank-1")
+        return self.body(x)
