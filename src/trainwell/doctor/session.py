@@ -60,6 +60,7 @@ def _compiling() -> bool:
 
 
 _dynamo_compiling = torch.compiler.is_dynamo_compiling
+_tracing = torch._C._get_tracing_state  # torch.jit.trace is running (None, else its state): one C call
 _compiler = torch.compiler
 _getframe = sys._getframe  # events are given the frame of their call: ``where`` is found from it only if asked
 # torch.compile warns about global hooks on every compiled module; the hooks are the doctor's, not the user's.
@@ -241,7 +242,7 @@ class Session:
 
     def _dispatch(self, method: str, *args: Any) -> None:
         handlers = self._active[method]
-        if not handlers:
+        if not handlers or _tracing():  # torch.jit.trace records what runs: the checks' work must stay out of it
             return
         quiet = self.quiet
         prev, quiet.active = quiet.active, True  # (not the context manager: this runs several times a step)
@@ -310,6 +311,13 @@ class Session:
         for name in LOSS_FUNCTIONS:
             self._patch(F, name, self._wrap_loss(name, getattr(F, name)))
         self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
+        from torch.jit import _recursive as jit_recursive
+
+        # torch.jit.script(model) compiles a model's forward hooks: the doctor's come off the model first.
+        self._patch(jit_recursive, "create_script_module",
+                    self._unhooked_first(jit_recursive.create_script_module))
+        # torch.save(model) / copy.deepcopy(model): the doctor's hooks on a model are left out of its state.
+        self._patch(nn.Module, "__getstate__", self._wrap_getstate(nn.Module.__getstate__))
         if self._handlers["on_zero_grad"]:  # the built-in checks judge the gradients themselves
             self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad))
             self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
@@ -370,6 +378,8 @@ class Session:
             known = self._caller_reports.get(id(module))
             if known is not None and known() is module:
                 return  # its loop reports its calls (``reported_by_caller``)
+            if isinstance(module, torch.jit.ScriptModule):
+                return  # a scripted or traced module takes no Python hooks (its calls are seen on sampled steps)
             if isinstance(module, _Loss) and not self.has_parameters(module):
                 return  # a loss module: its loss function reports every call, sampled steps show the module
             self._model_hooks[id(module)] = [module.register_forward_pre_hook(self._model_pre),
@@ -474,6 +484,40 @@ class Session:
             return out
 
         return stand_in(loss_fn, fn)
+
+    def _unhooked_first(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``fn(module, ...)`` once the doctor's own hooks are off ``module`` and its submodules (put back on when
+        the module is next seen on a sampled step)."""
+        session = self
+
+        def create_script_module(nn_module: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(nn_module, nn.Module):
+                for m in nn_module.modules():
+                    for h in session._model_hooks.pop(id(m), ()):
+                        h.remove()
+            return fn(nn_module, *args, **kwargs)
+
+        return create_script_module
+
+    def _wrap_getstate(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``Module.__getstate__`` without the doctor's own forward hooks (bound to the session, which cannot be
+        pickled, and which a copy or a saved model must not carry): runs only when a module is pickled or copied."""
+        session = self
+
+        def __getstate__(module: nn.Module) -> Any:
+            state = fn(module)
+            if id(module) not in session._model_hooks or not isinstance(state, dict):
+                return state
+            own = (session._model_pre, session._model_post)
+            state = dict(state)
+            for attr in ("_forward_pre_hooks", "_forward_hooks"):
+                hooks = state.get(attr)
+                if hooks and any(h in own for h in hooks.values()):
+                    state[attr] = type(hooks)((k, h) for k, h in hooks.items() if h not in own)
+            return state
+
+        __getstate__.__doc__ = fn.__doc__
+        return __getstate__
 
     def _wrap_backward(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self

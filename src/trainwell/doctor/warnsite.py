@@ -40,7 +40,22 @@ def stand_in(wrapper: F, original: Callable[..., Any]) -> F:
     wrapper._torchdynamo_inline = original  # type: ignore[attr-defined]
     wrapper.__name__ = getattr(original, "__name__", wrapper.__name__)
     wrapper.__doc__ = original.__doc__
+    _scripted_as(wrapper, original)
     return skipped(wrapper)
+
+
+def _scripted_as(wrapper: Callable[..., Any], original: Callable[..., Any]) -> None:
+    """TorchScript compiles ``original`` wherever it meets ``wrapper`` (``torch.jit.script`` of a model calling
+    ``F.relu`` while it is watched): registered as a boolean dispatch on an argument no call has, whose two
+    branches are ``original``. Without it TorchScript reads the original's source (``__wrapped__``) with the
+    wrapper's globals, and fails."""
+    try:
+        from torch._jit_internal import boolean_dispatched
+
+        boolean_dispatched[wrapper] = {"if_true": original, "if_false": original, "index": 1 << 20,
+                                       "default": False, "arg_name": "_trainwell_never_passed"}
+    except Exception:  # noqa: BLE001 - an older or newer torch without the table: scripting as before
+        pass
 
 
 def past_wrappers(original: Callable[..., None]) -> Callable[..., None]:

@@ -1,0 +1,313 @@
+"""What failed, read from a traceback rather than from the message: the user's line, the operation that
+raised (a torch function, a layer, a loss, an optimizer, or the call written on the user's line), and the
+shape, dtype and device of every tensor that operation was given.
+
+``failure_of(error)`` works for any exception; everything here runs once, after the script has failed.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+from dataclasses import dataclass, field
+from types import FrameType, TracebackType
+from typing import Any
+
+import torch
+from torch import nn
+
+from trainwell.doctor.checks._error_parsing import _TORCH_DIR, chain, user_line
+from trainwell.doctor.where import _is_user
+
+_MAX_OPERANDS = 6
+_PLUMBING = {"_call_impl", "_wrapped_call_impl", "__call__", "wrapper", "_fn", "decorate_context", "_use_grad",
+             "inner", "forward_call", "_engine_run_backward", "handle_torch_function", "_make_grads"}
+_BINOPS = {ast.MatMult: "@", ast.Mult: "*", ast.Add: "+", ast.Sub: "-", ast.Div: "/", ast.Pow: "**",
+           ast.FloorDiv: "//", ast.Mod: "%"}
+
+
+@dataclass
+class Operand:
+    """One tensor the failing operation was given."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # "float32", "int64"
+    device: str  # "cpu", "cuda:0"
+    requires_grad: bool = False
+
+    def words(self) -> str:
+        """``x (32, 10) float32 cpu``."""
+        return f"`{self.name}` {fmt_shape(self.shape)} {self.dtype} {self.device}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "device": self.device}
+
+
+@dataclass
+class Failure:
+    """The facts of one crash."""
+
+    error_type: str
+    message: str  # the first line of the innermost message of the chain
+    where: str | None  # "train.py:12": the user's innermost line
+    line: str  # that line's source, stripped
+    op: str | None  # "torch.dot", "nn.Linear(in_features=4, out_features=2)", "F.cross_entropy", "@"
+    operands: list[Operand] = field(default_factory=list)
+    inside_torch: bool = False  # whether a torch frame is in the traceback (or the failing call is torch's)
+    module: nn.Module | None = None  # the layer whose forward failed, if any
+
+    def evidence(self) -> dict[str, Any]:
+        return {"error": self.message, "error_type": self.error_type, "operation": self.op,
+                "operands": [o.to_dict() for o in self.operands]}
+
+
+def fmt_shape(shape: tuple[int, ...]) -> str:
+    return str(tuple(int(v) for v in shape)) if shape else "() (a scalar)"
+
+
+def tensor_operand(name: str, value: Any) -> Operand | None:
+    """An ``Operand`` for a plain tensor (sparse, nested or fake ones give what they can; anything else None)."""
+    if not isinstance(value, torch.Tensor):
+        return None
+    try:
+        shape = tuple(int(v) for v in value.shape)
+    except (RuntimeError, TypeError, ValueError):  # nested tensors have no single shape
+        shape = ()
+    return Operand(name, shape, str(value.dtype).replace("torch.", ""), str(value.device),
+                   bool(value.requires_grad))
+
+
+def _frames(error: BaseException) -> list[tuple[FrameType, int, int]]:
+    """(frame, line, lasti) of the traceback, outermost first."""
+    out: list[tuple[FrameType, int, int]] = []
+    tb: TracebackType | None = error.__traceback__
+    while tb is not None:
+        out.append((tb.tb_frame, tb.tb_lineno, tb.tb_lasti))
+        tb = tb.tb_next
+    return out
+
+
+def _is_torch(frame: FrameType) -> bool:
+    return frame.f_code.co_filename.startswith(_TORCH_DIR)
+
+
+def failure_of(error: BaseException) -> Failure:
+    """The facts of ``error``: the innermost error of its chain that has a traceback into the user's code."""
+    inner = error
+    for e in chain(error):
+        if e.__traceback__ is not None and any(_is_user(f.f_code.co_filename) for f, _, _ in _frames(e)):
+            inner = e
+    frames = _frames(inner)
+    text = str(inner.args[0]) if isinstance(inner, KeyError) and inner.args else str(inner)
+    first = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), type(inner).__name__)[:300]
+    users = [(f, ln, li) for f, ln, li in frames if _is_user(f.f_code.co_filename)]
+    user = users[-1] if users else None
+    line = linecache.getline(user[0].f_code.co_filename, user[1]).strip() if user else ""
+    after = frames[frames.index(user) + 1:] if user else frames
+    torch_frames = [f for f, _, _ in after if _is_torch(f)]
+    failure = Failure(type(inner).__name__, first, user_line(inner), line, None,
+                      inside_torch=bool(torch_frames))
+    module = _failing_module(torch_frames)
+    if module is not None:
+        failure.module = module
+        failure.op = module_words(module)
+        failure.operands = _module_operands(torch_frames, module)
+    elif torch_frames:
+        frame = _innermost_torch_function(torch_frames)
+        failure.op = _torch_name(frame) if frame is not None else None
+        failure.operands = _frame_operands(frame) if frame is not None else []
+    if user is not None and (not failure.operands or failure.op is None):
+        op, operands, is_torch_call = _written_call(*user)
+        failure.op = failure.op or op
+        failure.operands = failure.operands or operands
+        failure.inside_torch = failure.inside_torch or is_torch_call or bool(operands)
+    return failure
+
+
+def module_words(module: nn.Module) -> str:
+    from trainwell.doctor.checks._error_parsing import describe
+
+    return f"nn.{describe(module)}" if type(module).__module__.startswith("torch.nn") else describe(module)
+
+
+def _failing_module(torch_frames: list[FrameType]) -> nn.Module | None:
+    """The innermost torch layer whose ``forward`` is in the traceback."""
+    for f in reversed(torch_frames):
+        me = f.f_locals.get("self")
+        if f.f_code.co_name == "forward" and isinstance(me, nn.Module):
+            return me
+    return None
+
+
+def _module_operands(torch_frames: list[FrameType], module: nn.Module) -> list[Operand]:
+    """The layer's inputs (from its ``forward`` frame, then the functions it called) and its parameters."""
+    found: list[Operand] = []
+    start = next(i for i, f in enumerate(torch_frames)
+                 if f.f_code.co_name == "forward" and f.f_locals.get("self") is module)
+    for f in torch_frames[start:]:
+        if f.f_code.co_name in _PLUMBING:
+            continue
+        for o in _frame_operands(f):
+            if not any(o.name == s.name for s in found):
+                found.append(o)
+    for name, p in module.named_parameters(recurse=False):
+        o = tensor_operand(f"{name}", p)
+        if o is not None and not any(s.name == name for s in found):
+            found.append(o)
+    return found[:_MAX_OPERANDS]
+
+
+def _innermost_torch_function(torch_frames: list[FrameType]) -> FrameType | None:
+    """The innermost torch frame that is an operation (not dispatch plumbing), preferring one given tensors."""
+    useful = [f for f in torch_frames if f.f_code.co_name not in _PLUMBING and not f.f_code.co_name.startswith("<")]
+    with_tensors = [f for f in useful if _frame_operands(f)]
+    pick = with_tensors or useful
+    return pick[0] if pick and _is_public(pick[0]) else (pick[-1] if pick else None)
+
+
+def _is_public(frame: FrameType) -> bool:
+    return not frame.f_code.co_name.startswith("_")
+
+
+def _torch_name(frame: FrameType) -> str:
+    """``F.cross_entropy``, ``Adam.step``, ``Tensor.backward``, ``torch.autograd.backward``."""
+    name = frame.f_code.co_name
+    me = frame.f_locals.get("self")
+    if me is not None and not isinstance(me, torch.Tensor):
+        return f"{type(me).__name__}.{name}"
+    if isinstance(me, torch.Tensor):
+        return f"Tensor.{name}"
+    rel = os.path.relpath(frame.f_code.co_filename, os.path.dirname(_TORCH_DIR.rstrip(os.sep)))
+    mod = rel[:-3].replace(os.sep, ".") if rel.endswith(".py") else rel
+    mod = mod.removesuffix(".__init__")
+    if mod == "torch.nn.functional":
+        return f"F.{name}"
+    return f"{mod}.{name}"
+
+
+def _frame_operands(frame: FrameType | None) -> list[Operand]:
+    """The tensors a torch function was given: its arguments first, then lists of tensors among them."""
+    if frame is None:
+        return []
+    code = frame.f_code
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)]
+    found: list[Operand] = []
+    for n in names:
+        v = frame.f_locals.get(n)
+        o = tensor_operand(n, v)
+        if o is not None and n != "self":
+            found.append(o)
+        elif isinstance(v, (list, tuple)):
+            for i, item in enumerate(v[:_MAX_OPERANDS]):
+                o = tensor_operand(f"{n}[{i}]", item)
+                if o is not None:
+                    found.append(o)
+        elif isinstance(v, torch.Tensor) and n == "self":
+            found.append(tensor_operand("self", v))  # type: ignore[arg-type]
+    return [o for o in found if o is not None][:_MAX_OPERANDS]
+
+
+def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None, list[Operand], bool]:
+    """The call (or operator) the user's line was running when it raised, and the tensors it named."""
+    node = _failing_node(frame, lasti)
+    if node is None:
+        return None, [], False
+    op: str | None = None
+    parts: list[ast.AST] = []
+    if isinstance(node, ast.Call):
+        op = _dotted(node.func)
+        parts = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, ast.Attribute):
+            parts.insert(0, node.func.value)  # x.view(...): x is an operand
+    elif isinstance(node, ast.BinOp):
+        op = _BINOPS.get(type(node.op), type(node.op).__name__)
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.Subscript):
+        op = "indexing []"
+        parts = [node.value, node.slice]
+    elif isinstance(node, ast.AugAssign):
+        op = _BINOPS.get(type(node.op), type(node.op).__name__) + "="
+        parts = [node.target, node.value]
+    operands: list[Operand] = []
+    for part in parts:
+        value = _value_of(part, frame)
+        o = tensor_operand(ast.unparse(part), value)
+        if o is not None:
+            operands.append(o)
+    is_torch = bool(op) and (op.startswith(("torch.", "F.", "nn.")) or bool(operands))
+    return op, operands[:_MAX_OPERANDS], is_torch
+
+
+def _failing_node(frame: FrameType, lasti: int) -> ast.AST | None:
+    """The smallest call / operator / subscript on the user's line that covers the failing instruction."""
+    try:
+        positions = list(frame.f_code.co_positions())
+        start_line, end_line, start_col, end_col = positions[lasti // 2]
+    except (IndexError, ValueError, AttributeError):
+        return None
+    if start_line is None or end_line is None or start_col is None or end_col is None:
+        return None
+    lines = [linecache.getline(frame.f_code.co_filename, n) for n in range(start_line, end_line + 1)]
+    if not lines or not lines[0]:
+        return None
+    if len(lines) == 1:
+        text = lines[0][start_col:end_col]
+    else:
+        text = lines[0][start_col:] + "".join(lines[1:-1]) + lines[-1][:end_col]
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        try:
+            tree = ast.parse(text.strip()).body[0]
+        except (SyntaxError, IndexError):
+            return None
+    return tree
+
+
+def _dotted(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # noqa: BLE001 - an odd node: no name
+        return type(node).__name__
+
+
+def _value_of(node: ast.AST, frame: FrameType) -> Any:
+    """The value of a simple expression (names, attributes, subscripts, ``.T``, calls of nothing) in ``frame``,
+    without calling anything the user wrote: only names and attribute reads of tensors/modules are followed."""
+    if isinstance(node, ast.Name):
+        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+    if isinstance(node, ast.Attribute):
+        base = _value_of(node.value, frame)
+        if base is None:
+            return None
+        if isinstance(base, torch.Tensor):
+            return base.T if node.attr in ("T", "mT") and base.ndim == 2 else None
+        try:
+            value = getattr(base, node.attr, None) if isinstance(base, (nn.Module,)) else \
+                base.__dict__.get(node.attr) if hasattr(base, "__dict__") else None
+        except Exception:  # noqa: BLE001
+            return None
+        return value
+    if isinstance(node, ast.Subscript):
+        base = _value_of(node.value, frame)
+        if isinstance(base, (list, tuple)) and isinstance(node.slice, ast.Constant) and \
+                isinstance(node.slice.value, int) and -len(base) <= node.slice.value < len(base):
+            return base[node.slice.value]
+        if isinstance(base, torch.Tensor):
+            try:
+                index = _index_value(node.slice, frame)
+                return base[index] if index is not None else None
+            except Exception:  # noqa: BLE001 - the indexing itself may be what failed
+                return None
+    return None
+
+
+def _index_value(node: ast.AST, frame: FrameType) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        v = frame.f_locals.get(node.id, frame.f_globals.get(node.id))
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return None

@@ -1,0 +1,57 @@
+"""script-error: the script stopped with an error no other check explained. The finding names the user's line,
+the operation that failed and the shape, dtype and device of its tensors (``_failure``), with a likely cause
+when the facts point at one (``_crash_rules``), or says plainly that the doctor knows no more than the traceback.
+
+It decides at the end of the run: an error another check explained (its finding carries the same message)
+is not reported twice.
+"""
+
+from __future__ import annotations
+
+from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.checks._crash_rules import cause_of
+from trainwell.doctor.checks._failure import Failure, failure_of
+
+
+@register
+class ScriptError(Check):
+    id = "script-error"
+    severity = "error"
+    summary = "the script stopped with an error: its line, the failing operation and its tensors, and the cause"
+    text = {
+        "en": Text(title="The script stopped with an error", message="The script stopped with {error_type} at "
+                   "{line}{on}. {cause}", fix="{fix}"),
+        "zh": Text(title="脚本因错误而停止", message="脚本在 {line} 因 {error_type} 而停止{on}。{cause}", fix="{fix}"),
+    }
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.failure: Failure | None = None
+
+    def on_error(self, error: BaseException) -> None:
+        if isinstance(error, Exception):  # not Ctrl-C or sys.exit
+            self.failure = failure_of(error)
+
+    def on_end(self) -> None:
+        f, self.failure = self.failure, None
+        if f is None or any(x.evidence.get("error") and (x.evidence["error"] in f.message or f.message in
+                                                       str(x.evidence["error"])) for x in self.session.findings):
+            return
+        zh = self.session.lang == "zh"
+        on = ""
+        if f.op:
+            listed = ("，" if zh else ", ").join(o.words() for o in f.operands)
+            on = (f"：`{f.op}` 收到的张量为 {listed}" if listed else f"：`{f.op}`") if zh else \
+                 (f": `{f.op}` got {listed}" if listed else f": `{f.op}`")
+        found = cause_of(f)
+        if found is not None:
+            cause, fix = found[0][zh], found[1][zh]
+        else:
+            said = f.message
+            cause = (f"PyTorch 的报错：{said}。doctor 对此没有比上面的回溯更多的解释。" if zh else
+                     f"The error said: {said}. The doctor has no explanation beyond the traceback above.")
+            fix = ("读上面的回溯，并打印那一行上张量的形状、类型和设备（print(x.shape, x.dtype, x.device)）" if zh else
+                   "read the traceback above, and print the shape, dtype and device of the tensors on that line "
+                   "(print(x.shape, x.dtype, x.device))")
+        self.report(f.where, {**f.evidence(), "explained": found is not None}, error_type=f.error_type,
+                    line=f.where or "?", on=on, cause=cause, fix=fix)
