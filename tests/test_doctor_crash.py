@@ -5,26 +5,35 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from trainwell._errors import ConfigError
 from trainwell.cli import main
+from trainwell.doctor.session import Session
 
 DOT = "import torch\na = torch.ones(4, 3)\nb = torch.ones(4, 3)\nprint(torch.dot(a, b))\n"
 PLAIN = "def f():\n    raise ValueError('boom')\nf()\n"
+NONE_FOUND = ("no problems found", "没有发现问题")
+
+
+def _crash(tmp_path: Path, name: str, source: str, lang: str, capsys: pytest.CaptureFixture[str]) \
+        -> tuple[str, dict[str, Any]]:
+    """Runs the script under ``doctor run``, which must exit 1; (its stdout and stderr, its script-error finding)."""
+    script = tmp_path / name
+    script.write_text(source)
+    out = tmp_path / "d.json"
+    assert main(["doctor", "run", "--lang", lang, "--json", str(out), str(script)]) == 1
+    streams = capsys.readouterr()
+    return streams.out + streams.err, {f["id"]: f for f in json.loads(out.read_text())["findings"]}["script-error"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_torch_dot_on_matrices_is_explained_from_its_operands(tmp_path: Path, lang: str,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    script = tmp_path / "dot.py"
-    script.write_text(DOT)
-    out = tmp_path / "d.json"
-    assert main(["doctor", "run", "--lang", lang, "--json", str(out), str(script)]) == 1
-    streams = capsys.readouterr()
-    assert "no problems found" not in streams.out + streams.err and "没有发现问题" not in streams.out + streams.err
-    found = {f["id"]: f for f in json.loads(out.read_text())["findings"]}
-    f = found["script-error"]
+    shown, f = _crash(tmp_path, "dot.py", DOT, lang, capsys)
+    assert not any(words in shown for words in NONE_FOUND)
     assert f["where"].endswith("dot.py:4")
     assert f["evidence"]["operation"] == "torch.dot"
     assert [o["shape"] for o in f["evidence"]["operands"]] == [[4, 3], [4, 3]]
@@ -34,12 +43,16 @@ def test_torch_dot_on_matrices_is_explained_from_its_operands(tmp_path: Path, la
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_an_error_outside_torch_says_there_is_no_explanation(tmp_path: Path, lang: str,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    script = tmp_path / "plain.py"
-    script.write_text(PLAIN)
-    out = tmp_path / "d.json"
-    assert main(["doctor", "run", "--lang", lang, "--json", str(out), str(script)]) == 1
-    streams = capsys.readouterr()
-    assert "no problems found" not in streams.err and "没有发现问题" not in streams.err
-    f = {f["id"]: f for f in json.loads(out.read_text())["findings"]}["script-error"]
+    shown, f = _crash(tmp_path, "plain.py", PLAIN, lang, capsys)
+    assert not any(words in shown for words in NONE_FOUND)
     assert f["where"].endswith("plain.py:2") and not f["evidence"]["explained"]
     assert ("no explanation beyond the traceback" in f["message"]) or ("没有比上面的回溯更多的解释" in f["message"])
+
+
+def test_trainwells_own_errors_are_not_a_script_error() -> None:
+    """``trainwell train`` and ``fit`` explain their own errors (value and fix, no traceback): the doctor adds
+    nothing."""
+    with Session(on_finding=lambda f: None) as session:
+        session.error(ConfigError("train.lr must be positive"))
+        session.end()
+    assert "script-error" not in {f.id for f in session.findings}

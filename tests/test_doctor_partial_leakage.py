@@ -3,10 +3,10 @@ share, even when a clean test set is evaluated too (issue 26, section 2)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from test_doctor_cases import run_doctor
 
 CASES = Path(__file__).parent / "doctor_cases" / "split-leakage"
 
@@ -14,12 +14,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _findings(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
-    from trainwell.cli import main
-
-    out = tmp_path / "doctor.json"
-    main(["doctor", "run", "--lang", "en", "--json", str(out), str(script)])
-    capsys.readouterr()
-    return {f["id"]: f for f in json.loads(out.read_text())["findings"]}
+    return {f["id"]: f for f in run_doctor(script, tmp_path, capsys)["findings"]}
 
 
 def test_index_typo_reports_the_share(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -152,6 +152,11 @@ def parse(error: BaseException) -> Parsed | None:
     return None
 
 
+def is_own_code(filename: str) -> bool:
+    """Whether ``filename`` is the user's own code: not torch's, trainwell's, Python's or an installed package's."""
+    return _is_user(filename) and not any(d in filename for d in _PACKAGES)
+
+
 def user_line(error: BaseException) -> str | None:
     """The user's line in the traceback, skipping installed packages (e.g. torchvision) as well."""
     found = where_in_traceback(error.__traceback__)
@@ -160,7 +165,7 @@ def user_line(error: BaseException) -> str | None:
     tb, last = error.__traceback__, None
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
-        if _is_user(name) and not any(d in name for d in _PACKAGES):
+        if is_own_code(name):
             last = (name, tb.tb_lineno)
         tb = tb.tb_next
     if last is None:

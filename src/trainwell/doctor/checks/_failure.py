@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.checks._error_parsing import _TORCH_DIR, chain, user_line
+from trainwell.doctor.checks._error_parsing import _TORCH_DIR, chain, describe, is_own_code, user_line
 from trainwell.doctor.where import _is_user
 
 _MAX_OPERANDS = 6
@@ -55,7 +55,6 @@ class Failure:
     line: str  # that line's source, stripped
     op: str | None  # "torch.dot", "nn.Linear(in_features=4, out_features=2)", "F.cross_entropy", "@"
     operands: list[Operand] = field(default_factory=list)
-    inside_torch: bool = False  # whether a torch frame is in the traceback (or the failing call is torch's)
     module: nn.Module | None = None  # the layer whose forward failed, if any
 
     def evidence(self) -> dict[str, Any]:
@@ -102,13 +101,15 @@ def failure_of(error: BaseException) -> Failure:
     frames = _frames(inner)
     text = str(inner.args[0]) if isinstance(inner, KeyError) and inner.args else str(inner)
     first = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), type(inner).__name__)[:300]
-    users = [(f, ln, li) for f, ln, li in frames if _is_user(f.f_code.co_filename)]
+    # The same frame as ``user_line``: the user's own code, else (a script inside an installed package) any
+    # code that is not torch's, trainwell's or Python's.
+    users = [fr for fr in frames if is_own_code(fr[0].f_code.co_filename)] or \
+        [fr for fr in frames if _is_user(fr[0].f_code.co_filename)]
     user = users[-1] if users else None
     line = linecache.getline(user[0].f_code.co_filename, user[1]).strip() if user else ""
     after = frames[frames.index(user) + 1:] if user else frames
     torch_frames = [f for f, _, _ in after if _is_torch(f)]
-    failure = Failure(type(inner).__name__, first, user_line(inner), line, None,
-                      inside_torch=bool(torch_frames))
+    failure = Failure(type(inner).__name__, first, user_line(inner), line, None)
     module = _failing_module(torch_frames)
     if module is not None:
         failure.module = module
@@ -119,16 +120,13 @@ def failure_of(error: BaseException) -> Failure:
         failure.op = _torch_name(frame) if frame is not None else None
         failure.operands = _frame_operands(frame) if frame is not None else []
     if user is not None and (not failure.operands or failure.op is None):
-        op, operands, is_torch_call = _written_call(*user)
+        op, operands = _written_call(*user)
         failure.op = failure.op or op
         failure.operands = failure.operands or operands
-        failure.inside_torch = failure.inside_torch or is_torch_call or bool(operands)
     return failure
 
 
 def module_words(module: nn.Module) -> str:
-    from trainwell.doctor.checks._error_parsing import describe
-
     return f"nn.{describe(module)}" if type(module).__module__.startswith("torch.nn") else describe(module)
 
 
@@ -196,24 +194,19 @@ def _frame_operands(frame: FrameType | None) -> list[Operand]:
     found: list[Operand] = []
     for n in names:
         v = frame.f_locals.get(n)
-        o = tensor_operand(n, v)
-        if o is not None and n != "self":
-            found.append(o)
-        elif isinstance(v, (list, tuple)):
-            for i, item in enumerate(v[:_MAX_OPERANDS]):
-                o = tensor_operand(f"{n}[{i}]", item)
-                if o is not None:
-                    found.append(o)
-        elif isinstance(v, torch.Tensor) and n == "self":
-            found.append(tensor_operand("self", v))  # type: ignore[arg-type]
-    return [o for o in found if o is not None][:_MAX_OPERANDS]
+        items = list(enumerate(v[:_MAX_OPERANDS])) if isinstance(v, (list, tuple)) else [(None, v)]
+        for i, item in items:
+            o = tensor_operand(n if i is None else f"{n}[{i}]", item)
+            if o is not None:
+                found.append(o)
+    return found[:_MAX_OPERANDS]
 
 
-def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None, list[Operand], bool]:
+def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None, list[Operand]]:
     """The call (or operator) the user's line was running when it raised, and the tensors it named."""
     node = _failing_node(frame, lasti)
     if node is None:
-        return None, [], False
+        return None, []
     op: str | None = None
     parts: list[ast.AST] = []
     if isinstance(node, ast.Call):
@@ -236,8 +229,7 @@ def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None
         o = tensor_operand(ast.unparse(part), value)
         if o is not None:
             operands.append(o)
-    is_torch = bool(op) and (op.startswith(("torch.", "F.", "nn.")) or bool(operands))
-    return op, operands[:_MAX_OPERANDS], is_torch
+    return op, operands[:_MAX_OPERANDS]
 
 
 def _failing_node(frame: FrameType, lasti: int) -> ast.AST | None:
@@ -284,12 +276,12 @@ def _value_of(node: ast.AST, frame: FrameType) -> Any:
             return None
         if isinstance(base, torch.Tensor):
             return base.T if node.attr in ("T", "mT") and base.ndim == 2 else None
-        try:
-            value = getattr(base, node.attr, None) if isinstance(base, (nn.Module,)) else \
-                base.__dict__.get(node.attr) if hasattr(base, "__dict__") else None
-        except Exception:  # noqa: BLE001
-            return None
-        return value
+        # Looked up in the stores only (a module's parameters, buffers and submodules, an object's __dict__):
+        # getattr could run a property the user wrote.
+        stores = [getattr(base, "__dict__", {})]
+        if isinstance(base, nn.Module):
+            stores[:0] = [base._parameters, base._buffers, base._modules]
+        return next((store[node.attr] for store in stores if node.attr in store), None)
     if isinstance(node, ast.Subscript):
         base = _value_of(node.value, frame)
         if isinstance(base, (list, tuple)) and isinstance(node.slice, ast.Constant) and \

@@ -8,6 +8,7 @@ is not reported twice.
 
 from __future__ import annotations
 
+from trainwell._errors import TrainwellError
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.checks._crash_rules import cause_of
 from trainwell.doctor.checks._failure import Failure, failure_of
@@ -29,7 +30,9 @@ class ScriptError(Check):
         self.failure: Failure | None = None
 
     def on_error(self, error: BaseException) -> None:
-        if isinstance(error, Exception):  # not Ctrl-C or sys.exit
+        # Not Ctrl-C or sys.exit, and not trainwell's own errors (``trainwell train`` / ``fit``): those already
+        # name the value and the fix, without a traceback for this finding to point at.
+        if isinstance(error, Exception) and not isinstance(error, TrainwellError):
             self.failure = failure_of(error)
 
     def on_end(self) -> None:

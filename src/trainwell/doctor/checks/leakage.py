@@ -129,6 +129,8 @@ class SplitLeakage(Check):
     }
 
     PARTIAL = 0.25  # a quarter of the evaluated rows trained on, or more, is reported with the share
+    WHOLE = 0.95  # this share or more: (nearly) the whole set was trained on
+    CLEAN = 0.05  # below this share: a clean held-out set
     REPEAT_ROWS = 1000  # training rows in one read-back, of which at most...
     REPEAT_NEW = 0.01  # ...this share new means the training data repeats
 
@@ -330,11 +332,11 @@ class SplitLeakage(Check):
         # A set that shares a quarter or more, but not nearly all, of its rows with training is never a
         # training-set metric (an index typo: val = X[600:1000] next to X[:900]): reported even when a clean
         # held-out set exists too. A set (nearly) wholly trained on next to a clean one is a training-set metric.
-        partial = [j for j in judged if self.PARTIAL <= j[0] < 0.95]
-        if min(s for s, _, _ in judged) < 0.05 and not partial:
+        partial = [j for j in judged if self.PARTIAL <= j[0] < self.WHOLE]
+        if min(s for s, _, _ in judged) < self.CLEAN and not partial:
             return  # a clean held-out set exists
         share, count, trained = max(partial or judged)
-        if share < self.PARTIAL or (share >= 0.95 and count >= 0.8 * trained):
+        if share < self.PARTIAL or (share >= self.WHOLE and count >= 0.8 * trained):
             return  # little overlap, or the whole training set evaluated (a training-set metric)
         self.report(self.where, {"evaluated_samples": count, "also_in_training": round(share * count),
                                  "share": round(share, 3), "training_samples_seen": trained},
