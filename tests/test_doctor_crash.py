@@ -46,7 +46,7 @@ def test_an_error_outside_torch_says_there_is_no_explanation(tmp_path: Path, lan
     shown, f = _crash(tmp_path, "plain.py", PLAIN, lang, capsys)
     assert not any(words in shown for words in NONE_FOUND)
     assert f["where"].endswith("plain.py:2") and not f["evidence"]["explained"]
-    assert ("no explanation beyond the traceback" in f["message"]) or ("没有比上面的回溯更多的解释" in f["message"])
+    assert ("no explanation beyond the traceback" in f["message"]) or ("没有比回溯更多的解释" in f["message"])
 
 
 def test_trainwells_own_errors_are_not_a_script_error() -> None:
@@ -56,3 +56,39 @@ def test_trainwells_own_errors_are_not_a_script_error() -> None:
         session.error(ConfigError("train.lr must be positive"))
         session.end()
     assert "script-error" not in {f.id for f in session.findings}
+
+
+def test_inside_fit_a_failing_layer_is_explained_and_a_users_own_raise_is_left_alone(tmp_path: Path) -> None:
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from trainwell.doctor.callback import DoctorCallback
+    from trainwell.engine.callbacks import Callback
+    from trainwell.engine.trainer import Trainer
+
+    class Stop(Callback):
+        def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
+            raise KeyError("the user's own stop")
+
+    def ids(model: nn.Module, extra: list[Callback]) -> dict[str, Any]:
+        data = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=8)
+        doctor = DoctorCallback(run_dir=tmp_path, show=False)
+        trainer = Trainer(model, nn.CrossEntropyLoss(), torch.optim.SGD(model.parameters(), lr=0.1), data,
+                          epochs=1, callbacks=[doctor, *extra])
+        with pytest.raises(Exception):
+            trainer.fit()
+        return {f.id: f for f in doctor.findings}
+
+    class Dot(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(8, 4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.dot(x, self.w)  # dot wants two vectors
+
+    wrong = ids(Dot(), [])
+    assert wrong["script-error"].evidence["operation"] == "torch.dot"
+    assert [o["shape"] for o in wrong["script-error"].evidence["operands"]] == [[8, 4], [8, 4]]
+    assert "script-error" not in ids(nn.Sequential(nn.Linear(4, 3)), [Stop()])

@@ -48,7 +48,8 @@ class DoctorCallback(Callback):
         console = self.console or Console(stderr=True)
         show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
         broken = (lambda c, h, e: print_internal_error(c, h, e, console, self.lang)) if self.show else None
-        self.session = Session(lang=self.lang, checks=in_trainwells_loop(), on_finding=show, on_internal_error=broken)
+        self.session = Session(lang=self.lang, checks=in_trainwells_loop(), on_finding=show, on_internal_error=broken,
+                               in_trainer=True)
         if trainer.state.step > 0:
             self._continue_from(self.session, trainer.state.step)
         self.session.install()

@@ -113,9 +113,11 @@ class Session:
 
     def __init__(self, *, lang: str = "en", checks: list[str] | None = None,
                  on_finding: Callable[[Finding], None] | None = None,
-                 on_internal_error: Callable[[str | None, str, str], None] | None = None, debug: bool = False) -> None:
+                 on_internal_error: Callable[[str | None, str, str], None] | None = None, debug: bool = False,
+                 in_trainer: bool = False) -> None:
         self.lang = lang
         self.debug = debug
+        self.in_trainer = in_trainer  # inside trainwell's own loop (``fit`` / ``trainwell train``), not ``doctor run``
         self.on_finding = on_finding
         self.on_internal_error = on_internal_error  # (check id or None for a hook, handler, "Type: message")
         self.findings: list[Finding] = []

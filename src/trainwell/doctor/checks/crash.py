@@ -33,7 +33,11 @@ class ScriptError(Check):
         # Not Ctrl-C or sys.exit, and not trainwell's own errors (``trainwell train`` / ``fit``): those already
         # name the value and the fix, without a traceback for this finding to point at.
         if isinstance(error, Exception) and not isinstance(error, TrainwellError):
-            self.failure = failure_of(error)
+            failure = failure_of(error)
+            # Inside trainwell's loop only a failing PyTorch operation is the doctor's to explain: an exception
+            # the user's own code raised (a callback stopping the run, say) is theirs, shown as it was raised.
+            if failure.op is not None or not self.session.in_trainer:
+                self.failure = failure
 
     def on_end(self) -> None:
         f, self.failure = self.failure, None
@@ -51,10 +55,10 @@ class ScriptError(Check):
             cause, fix = found[0][zh], found[1][zh]
         else:
             said = f.message
-            cause = (f"PyTorch 的报错：{said}。doctor 对此没有比上面的回溯更多的解释。" if zh else
-                     f"The error said: {said}. The doctor has no explanation beyond the traceback above.")
-            fix = ("读上面的回溯，并打印那一行上张量的形状、类型和设备（print(x.shape, x.dtype, x.device)）" if zh else
-                   "read the traceback above, and print the shape, dtype and device of the tensors on that line "
+            cause = (f"PyTorch 的报错：{said}。doctor 对此没有比回溯更多的解释。" if zh else
+                     f"The error said: {said}. The doctor has no explanation beyond the traceback.")
+            fix = ("读回溯，并打印那一行上张量的形状、类型和设备（print(x.shape, x.dtype, x.device)）" if zh else
+                   "read the traceback, and print the shape, dtype and device of the tensors on that line "
                    "(print(x.shape, x.dtype, x.device))")
         self.report(f.where, {**f.evidence(), "explained": found is not None}, error_type=f.error_type,
                     line=f.where or "?", on=on, cause=cause, fix=fix)
