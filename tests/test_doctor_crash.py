@@ -92,3 +92,80 @@ def test_inside_fit_a_failing_layer_is_explained_and_a_users_own_raise_is_left_a
     assert wrong["script-error"].evidence["operation"] == "torch.dot"
     assert [o["shape"] for o in wrong["script-error"].evidence["operands"]] == [[8, 4], [8, 4]]
     assert "script-error" not in ids(nn.Sequential(nn.Linear(4, 3)), [Stop()])
+
+
+MATMUL = "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2)\nx = torch.randn(8, 5)\nout = model(x)\n"
+SUMMARY = {"en": ("The script stopped with an error at", "shape-mismatch explains it",
+                  "the doctor has no explanation beyond the traceback"),
+           "zh": ("脚本在", "shape-mismatch 给出了解释", "doctor 对此没有比回溯更多的解释")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_summary_names_the_stopping_line_when_another_check_explained_it(
+        tmp_path: Path, lang: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """shape-mismatch explains the crash, so script-error stays quiet; the end box still says where the script
+    stopped, and which finding explains it."""
+    script = tmp_path / "mm.py"
+    script.write_text(MATMUL)
+    out = tmp_path / "d.json"
+    assert main(["doctor", "run", "--lang", lang, "--json", str(out), str(script)]) == 1
+    streams = capsys.readouterr()
+    shown = streams.out + streams.err
+    ids = {f["id"] for f in json.loads(out.read_text())["findings"]}
+    assert "shape-mismatch" in ids and "script-error" not in ids
+    stopped, explained, _ = SUMMARY[lang]
+    summary = shown[shown.rindex(stopped):]
+    assert "mm.py:5" in summary and explained in summary
+    assert not any(words in shown for words in NONE_FOUND)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_summary_says_plainly_when_nothing_explains_the_crash(tmp_path: Path, lang: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    shown, f = _crash(tmp_path, "plain.py", PLAIN, lang, capsys)
+    stopped, _, unexplained = SUMMARY[lang]
+    summary = shown[shown.rindex(stopped):]
+    assert "plain.py:2" in summary and unexplained in summary
+
+
+def test_no_summary_line_without_a_crash() -> None:
+    from trainwell.doctor.findings import Finding
+    from trainwell.doctor.render import crash_words
+
+    quiet = Finding(id="lr-too-high", severity="warning", title="t", message="m", fix="f", where="a.py:3")
+    assert crash_words([quiet]) is None and crash_words([]) is None
+
+
+CASES = {
+    # the facts each cause is read from, in scripts no rule's message text was written for
+    "cat_0d": ("import torch\nparts = [torch.tensor(1.0), torch.tensor(2.0)]\nall_ = torch.cat(parts)\n",
+               "torch.stack"),
+    "gather_rank": ("import torch\nq = torch.randn(4, 2)\na = torch.tensor([0, 1, 1, 0])\nt = q.gather(1, a)\n",
+                    "a.unsqueeze(1)"),
+    "set_slot": ("import torch\nx = torch.zeros(2, 3)\nidx = torch.tensor([0, 1])\nv = torch.ones(5)\n"
+                 "x[idx, 0] = v\n", "5 elements"),
+    "not_tensor": ("import torch\nfrom torch import nn\nfc = nn.Linear(3, 2)\npair = (torch.ones(1, 3), torch.ones(1))\n"
+                   "y = fc(pair)\n", "tuple of 2 tensors"),
+    "leaf_flag": ("import torch\nw = torch.ones(2, requires_grad=True)\nh = w * 2\nh.requires_grad = False\n",
+                  "detach()"),
+    "spatial": ("import torch\nimport torch.nn.functional as F\nm = torch.rand(8, 8)\np = F.max_pool2d(m, 2)\n",
+                "[None]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_causes_come_from_the_operands(tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    source, words = CASES[case]
+    shown, f = _crash(tmp_path, f"{case}.py", source, "en", capsys)
+    assert f["where"].endswith(f"{case}.py:{source.count(chr(10))}")
+    assert f["evidence"]["explained"] and words in f["message"] + f["fix"], f["message"] + f["fix"]
+
+
+def test_integer_indices_beside_floats_are_not_called_a_dtype_error(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """An int64 index next to float data is normal (gather, lengths, labels): no 'convert it to float' advice
+    unless the error is about types."""
+    source = ("import torch\nfrom torch.utils.data import TensorDataset\n"
+              "d = TensorDataset(torch.randn(10, 3), torch.arange(8))\n")
+    shown, f = _crash(tmp_path, "ds.py", source, "en", capsys)
+    assert ".float()" not in f["fix"]

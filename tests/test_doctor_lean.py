@@ -110,7 +110,7 @@ def test_split_leakage_counts_training_after_an_evaluation_as_no_leak() -> None:
         train(slice(0, 400))
         with torch.no_grad():
             for i in range(240, 400, 40):
-                model(x[i:i + 40])
+                model(x[i:i + 40].clone())  # (a copy: a held-out set; a slice of x would be x's own rows)
         later.end()
     assert [f.id for f in later.findings] == ["split-leakage"]
 

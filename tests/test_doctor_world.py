@@ -19,11 +19,16 @@ _BLOCK = re.compile(r"^[─-]+ trainwell doctor [─-]+\n.*?^[─-]+\n", re.M | 
 
 CASES = [("facts.py", ["--lr", "0.1", "x y"]), *[("fails.py", [how]) for how in
                                                 ("code", "message", "chained", "name", "attribute", "torch",
-                                                 "interrupt")]]
+                                                 "interrupt")],
+         # Issue 26 section 3: the script's powers (compiled code, exports, unusual tensors, child processes).
+         ("powers_compile.py", ["eager", "130"]), ("powers_export.py", ["10", "onnx"]),
+         *[("powers_tensors.py", [kind]) for kind in ("coo", "csr", "complex", "nested")],
+         ("powers_children.py", ["torch", "forget"]), ("powers_children.py", ["fork", "ok"]),
+         ("powers_children.py", ["spawn", "crash"])]
 
 
 def _run(cmd: list[str]) -> tuple[int, bytes, bytes]:
-    proc = subprocess.run(cmd, cwd=TESTS, capture_output=True, timeout=120)
+    proc = subprocess.run(cmd, cwd=TESTS, capture_output=True, timeout=300)
     code = 128 + signal.SIGINT if proc.returncode == -signal.SIGINT else proc.returncode  # as a shell reports it
     return code, proc.stdout, proc.stderr
 
@@ -33,7 +38,7 @@ def without_doctor(stderr: bytes) -> bytes:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("probe", "args"), CASES, ids=[f"{p}-{a[0]}" for p, a in CASES])
+@pytest.mark.parametrize(("probe", "args"), CASES, ids=[f"{p}-{'-'.join(a[:2])}" for p, a in CASES])
 def test_the_script_sees_and_does_what_it_does_under_python(probe: str, args: list[str]) -> None:
     script = f"doctor_world/{probe}"  # relative, from another folder than the script's
     code, out, err = _run([sys.executable, script, *args])

@@ -30,6 +30,38 @@ MAX_STEPS = 400  # the budget that decides: a working model gets every tiny-batc
 GAP_CLOSED = 0.75  # share of the way from the starting loss to its floor a working model covers
 TIME_LIMIT = 180.0  # seconds; running out of time first makes the verdict inconclusive, never a failure
 
+# What the preflight prints, per language (its findings are the checks' own, in the same language).
+_WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "data": "1. data", "shapes": "2. shapes", "trial": "3. one trial step", "overfit": "4. overfit {n} samples",
+        "splits": "   splits {sizes}, {classes} classes, smallest class {smallest} / largest {largest} samples",
+        "first_loss": "   first loss {loss:.4f} ({optimizer}, lr {lr:g}, {device})",
+        "first_loss_chance": "   first loss {loss:.4f} (a model that knows nothing scores ln {classes} = {chance:.4f}); "
+                             "{optimizer}, lr {lr:g}, {device}",
+        "pairs": "same / different pairs ranked right", "samples": "samples right",
+        "floor": " (its floor with label smoothing {smoothing:g} is {floor:.4f})",
+        "result": "loss {start:.4f} -> {loss:.4f}{floor} in {steps} steps, {score:.0%} of {measure}",
+        "learned": "   {summary}: [green]the model can learn[/]",
+        "inconclusive": "   {summary}: [yellow]inconclusive[/]: the {limit:.0f} s limit ran out before the {budget}-step "
+                        "budget (a busy machine or a large model), so this says nothing about the model. Run it again "
+                        "on a quieter machine, or watch the training accuracy of a short `trainwell train --epochs 1`.",
+    },
+    "zh": {
+        "data": "1. 数据", "shapes": "2. 形状", "trial": "3. 试运行一步", "overfit": "4. 过拟合 {n} 个样本",
+        "splits": "   数据划分 {sizes}，{classes} 个类别，最小的类别 {smallest} 个样本 / 最大的 {largest} 个",
+        "first_loss": "   第一步损失 {loss:.4f}（{optimizer}，学习率 {lr:g}，{device}）",
+        "first_loss_chance": "   第一步损失 {loss:.4f}（什么都没学到的模型得分为 ln {classes} = {chance:.4f}）；"
+                             "{optimizer}，学习率 {lr:g}，{device}",
+        "pairs": "相同 / 不同样本对排序正确", "samples": "样本分类正确",
+        "floor": "（标签平滑 {smoothing:g} 时它的下限是 {floor:.4f}）",
+        "result": "损失 {start:.4f} -> {loss:.4f}{floor}，用了 {steps} 步，{score:.0%} 的{measure}",
+        "learned": "   {summary}：[green]模型能够学习[/]",
+        "inconclusive": "   {summary}：[yellow]无法判断[/]：在 {budget} 步的预算用完之前，{limit:.0f} 秒的时间限制先到了"
+                        "（机器繁忙或模型较大），所以这说明不了模型的好坏。请在更空闲的机器上再运行一次，"
+                        "或者看一次简短的 `trainwell train --epochs 1` 的训练准确率。",
+    },
+}
+
 
 def preflight(config: Config, *, lang: str, json_path: Path | None, console: Any) -> int:
     """Run the preflight, print its verdict, write the JSON if asked; 1 when an error was found."""
@@ -46,19 +78,20 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
     """Run the four stages; returns the findings and the measured facts of each stage."""
     from rich.console import Console
 
-    from trainwell.doctor.render import print_finding
+    from trainwell.doctor.render import live_printer
     from trainwell.doctor.session import Session
     from trainwell.engine.seed import seed_everything
     from trainwell.models.summary import render_summary, summarize
     from trainwell.tasks import get_task
 
     console = console or Console(stderr=True)
+    words = _WORDS.get(lang, _WORDS["en"])
     seed_everything(config.seed)
     facts: dict[str, Any] = {}
-    session = Session(lang=lang, on_finding=lambda f: print_finding(f, console, lang))
+    session = Session(lang=lang, on_finding=live_printer(console, lang))
     task = get_task(config.task)
 
-    console.print("[bold]1. data[/]")
+    console.print(f"[bold]{words['data']}[/]")
     bundle = task.build_data(config)
     x, y = tiny_batch(task, config, bundle.train)
     _, eval_transform = task.transforms(config, bundle)
@@ -67,14 +100,14 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
     counts = torch.bincount(_all_labels(bundle.train), minlength=bundle.num_classes).tolist()
     facts["data"] = {"sizes": bundle.info.get("sizes"), "classes": bundle.num_classes, "class_counts": counts,
                      "label_mapping": bundle.info.get("label_mapping")}
-    console.print(f"   splits {bundle.info.get('sizes')}, {bundle.num_classes} classes, "
-                  f"smallest class {min(counts)} / largest {max(counts)} samples", highlight=False)
+    console.print(words["splits"].format(sizes=bundle.info.get("sizes"), classes=bundle.num_classes,
+                                         smallest=min(counts), largest=max(counts)), highlight=False)
 
-    console.print("[bold]2. shapes[/]")
+    console.print(f"[bold]{words['shapes']}[/]")
     model = task.build_model(config, bundle)
-    render_summary(summarize(model, first_sample(x)), console)
+    render_summary(summarize(model, first_sample(x)), console, lang=lang)
 
-    console.print("[bold]3. one trial step[/]")
+    console.print(f"[bold]{words['trial']}[/]")
     device = resolve_device(config.device)
     model.to(device)
     loss_fn = task.build_loss(config, bundle).to(device)
@@ -92,16 +125,16 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
     first = float(loss.detach())
     facts["trial_step"] = {"loss": first, "device": str(device), "optimizer": config.train.optimizer,
                            "lr": config.train.lr}
+    run = {"loss": first, "optimizer": config.train.optimizer, "lr": config.train.lr, "device": device}
     if config.task == "embedding":
-        console.print(f"   first loss {first:.4f} ({config.train.optimizer}, lr {config.train.lr:g}, {device})",
-                      highlight=False)
+        console.print(words["first_loss"].format(**run), highlight=False)
     else:
         chance = math.log(bundle.num_classes)
         facts["trial_step"]["chance_loss"] = chance
-        console.print(f"   first loss {first:.4f} (a model that knows nothing scores ln {bundle.num_classes} = "
-                      f"{chance:.4f}); {config.train.optimizer}, lr {config.train.lr:g}, {device}", highlight=False)
+        console.print(words["first_loss_chance"].format(classes=bundle.num_classes, chance=chance, **run),
+                      highlight=False)
 
-    console.print(f"[bold]4. overfit {len(y)} samples[/]")
+    console.print(f"[bold]{words['overfit'].format(n=len(y))}[/]")
     model.load_state_dict(initial_state)
     loss_fn.load_state_dict(initial_loss_state)
     judge = _pairs_ranked if config.task == "embedding" else _all_classified
@@ -110,25 +143,23 @@ def run_preflight(config: Config, *, lang: str = "en", console: Any = None) -> t
     facts["overfit"] = {"samples": len(y), **result.__dict__}
     if floor is not None:
         facts["overfit"]["loss_floor"] = floor
-    measure = "same / different pairs ranked right" if config.task == "embedding" else "samples right"
-    summary = (f"loss {result.start_loss:.4f} -> {result.loss:.4f}"
-               + (f" (its floor with label smoothing {config.train.label_smoothing:g} is {floor:.4f})"
-                  if config.train.label_smoothing and floor is not None else "")
-               + f" in {result.steps} steps, {result.score:.0%} of {measure}")
+    measure = words["pairs" if config.task == "embedding" else "samples"]
+    shown_floor = (words["floor"].format(smoothing=config.train.label_smoothing, floor=floor)
+                   if config.train.label_smoothing and floor is not None else "")
+    summary = words["result"].format(start=result.start_loss, loss=result.loss, floor=shown_floor, steps=result.steps,
+                                     score=result.score, measure=measure)
     if result.verdict == "learned":
-        console.print(f"   {summary}: [green]the model can learn[/]", highlight=False)
+        console.print(words["learned"].format(summary=summary), highlight=False)
     elif result.verdict == "inconclusive":
-        console.print(f"   {summary}: [yellow]inconclusive[/]: the {TIME_LIMIT:.0f} s limit ran out before the "
-                      f"{MAX_STEPS}-step budget (a busy machine or a large model), so this says nothing about the "
-                      "model. Run it again on a quieter machine, or watch the training accuracy of a short "
-                      "`trainwell train --epochs 1`.", highlight=False)
+        console.print(words["inconclusive"].format(summary=summary, limit=TIME_LIMIT, budget=MAX_STEPS),
+                      highlight=False)
     else:
         from trainwell.doctor.checks.cannot_overfit import CannotOverfit
 
         CannotOverfit(session).report(None, facts["overfit"], samples=len(y), steps=result.steps,
                                       loss=f"{result.loss:.4f}", start=f"{result.start_loss:.4f}",
                                       accuracy=f"{result.score:.0%}")  # printed once, by the session
-    return list(session.findings), facts
+    return session.sorted_findings(), facts  # a cause names the symptoms it explains (folding.py)
 
 
 def _optimizer(config: Config, model: torch.nn.Module, loss_fn: torch.nn.Module) -> torch.optim.Optimizer:

@@ -122,8 +122,10 @@ def prepare(config: Config) -> RunParts:
 
 
 def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
-                      console: Any = None, on_ready: Any = None, doctor: bool = True) -> RunResult:
+                      console: Any = None, on_ready: Any = None, doctor: bool = True,
+                      lang: str | None = None) -> RunResult:
     """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
+    ``lang``: the doctor's language (``en`` / ``zh``; None: from the locale).
 
     ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
     from trainwell.report.mlflow_logger import import_mlflow, run_loggers, store_uri
@@ -165,7 +167,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     if doctor and main:  # the doctor looks at rank 0's process, whose model and data are every process's
         from trainwell.doctor.callback import DoctorCallback
 
-        callbacks.append(DoctorCallback(console=console, run_dir=run_dir))
+        callbacks.append(DoctorCallback(console=console, run_dir=run_dir, config=config, lang=lang))
     options: dict[str, Any] = {
         "val_loader": val_loader, "epochs": tc.epochs, "device": device, "scheduler": scheduler,
         "scheduler_interval": interval, "train_transform": train_transform, "eval_transform": eval_transform,

@@ -61,13 +61,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_script(args: argparse.Namespace, lang: str, json_path: str | None, console: object) -> int:
-    from trainwell.doctor.render import (findings_json, in_block, print_finding, print_internal_error, print_summary,
+    from trainwell.doctor.render import (findings_json, in_block, live_printer, print_internal_error, print_summary,
                                          write_json)
     from trainwell.doctor.runner import run_script, script_path
     from trainwell.doctor.session import Session
 
     script = script_path(args.script)
-    session = Session(lang=lang, on_finding=in_block(lambda f: print_finding(f, console, lang), console),
+    session = Session(lang=lang, on_finding=in_block(live_printer(console, lang), console),
                       on_internal_error=in_block(lambda c, h, e: print_internal_error(c, h, e, console, lang), console),
                       debug=args.debug)
     code = run_script(script, list(args.args), session)

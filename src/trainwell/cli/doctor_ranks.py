@@ -98,7 +98,10 @@ def show(records: dict[int, dict[str, Any]], world: int, lang: str, json_path: s
     from trainwell.doctor.ranks import merge
     from trainwell.doctor.render import findings_json, in_block, print_finding, print_summary, write_json
 
+    from trainwell.doctor.folding import fold_symptoms
+
     merged = merge(records, world, lang)
+    merged.findings = fold_symptoms(merged.findings)  # a cause names its symptoms (folding.py)
 
     def report() -> None:
         for finding in merged.findings:

@@ -40,6 +40,7 @@ def launch(args: argparse.Namespace) -> int:
     argv = ["--standalone", "--nproc-per-node", str(args.nproc), "--max-restarts", str(args.max_restarts),
             "-m", "trainwell", "train", "--into", str(run_dir)]
     argv += ["--no-progress"] * args.no_progress + ["--no-doctor"] * args.no_doctor
+    argv += ["--lang", args.lang] if getattr(args, "lang", None) else []  # the doctor's language, in rank 0
     from trainwell._trust import CODE_KEYS, typed_names
 
     typed = typed_names(args.model, args.tokenizer, args.set)  # the workers read config.yaml: name its code again

@@ -17,6 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint-every", type=int, metavar="STEPS", help="also save last.pt every STEPS steps")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (one line per epoch only)")
     p.add_argument("--no-doctor", action="store_true", help="do not run the doctor's checks during training")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the doctor's findings (default: from the locale)")
     p.add_argument("--logger", action="append", choices=["mlflow"],
                    help="also log to MLflow: params, metrics, test figures, report.html and the folder's small files "
                         "(not the checkpoints; log.mlflow_checkpoints=true adds best.pt); needs trainwell[mlflow]")
@@ -232,7 +233,7 @@ def _train(args: argparse.Namespace) -> int:
 
     try:
         result = train_from_config(config, run_dir, resume=resuming, progress=not args.no_progress,
-                                   console=console, on_ready=ready, doctor=not args.no_doctor)
+                                   console=console, on_ready=ready, doctor=not args.no_doctor, lang=args.lang)
     except BaseException as e:
         interrupted = isinstance(e, KeyboardInterrupt)
         from trainwell.engine.run_folder import discard_unfinished, write_failed_in_run

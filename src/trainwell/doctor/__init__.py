@@ -23,12 +23,12 @@ def watch(*, lang: str | None = None, show: bool = True) -> Iterator[Session]:
     from rich.console import Console
 
     from trainwell.doctor.lang import detect_lang
-    from trainwell.doctor.render import print_finding, print_summary
+    from trainwell.doctor.render import live_printer, print_summary
     from trainwell.doctor.session import Session
 
     language = detect_lang(lang)
     console = Console(stderr=True)
-    session = Session(lang=language, on_finding=(lambda f: print_finding(f, console, language)) if show else None)
+    session = Session(lang=language, on_finding=live_printer(console, language) if show else None)
     with session:
         try:
             yield session

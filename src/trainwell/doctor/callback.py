@@ -4,7 +4,8 @@ The same session and checks as ``trainwell doctor run``, less those that judge a
 (``Check.loop_only``: zero_grad, train/eval modes, set_epoch, the GradScaler, what each rank saves), which
 trainwell's loop does itself and its tests hold it to; the callback also records
 per-layer gradient norms for the report (on the doctor's sampled steps: the others never wait for
-the device) and writes ``doctor.json`` into the run folder.
+the device) and writes ``doctor.json`` into the run folder. Each finding is worded for trainwell's loop
+(``in_trainwell.py``): it names the flag and config key (``trainwell train``) or the ``fit`` keyword that changes it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from trainwell.engine.callbacks import Callback
 
 if TYPE_CHECKING:
+    from trainwell.doctor.findings import Finding
     from trainwell.doctor.session import Session
     from trainwell.engine.trainer import Trainer
 
@@ -29,10 +31,11 @@ def in_trainwells_loop() -> list[str]:
 
 class DoctorCallback(Callback):
     def __init__(self, *, lang: str | None = None, console: Any = None, run_dir: Path | None = None,
-                 show: bool = True) -> None:
+                 show: bool = True, config: Any = None) -> None:
         from trainwell.doctor.lang import detect_lang
 
         self.lang = detect_lang(lang)
+        self.config = config  # trainwell train's Config: findings name its flags and keys (None: fit's keywords)
         self.console = console
         self.run_dir = run_dir
         self.show = show
@@ -42,11 +45,19 @@ class DoctorCallback(Callback):
     def on_fit_start(self, trainer: Trainer) -> None:
         from rich.console import Console
 
-        from trainwell.doctor.render import print_finding, print_internal_error
+        from trainwell.doctor.in_trainwell import adapt, caller_lines, loop_from
+        from trainwell.doctor.render import live_printer, print_internal_error
         from trainwell.doctor.session import Session
 
         console = self.console or Console(stderr=True)
-        show = (lambda f: print_finding(f, console, self.lang)) if self.show else None
+        loop = loop_from(trainer, self.config, caller_lines())
+        printer = live_printer(console, self.lang) if self.show else None
+
+        def show(finding: Finding) -> None:
+            adapt(finding, loop, self.lang)  # in place: the session's list, doctor.json and the report see it too
+            if printer is not None:
+                printer(finding)
+
         broken = (lambda c, h, e: print_internal_error(c, h, e, console, self.lang)) if self.show else None
         self.session = Session(lang=self.lang, checks=in_trainwells_loop(), on_finding=show, on_internal_error=broken,
                                in_trainer=True)
@@ -73,7 +84,9 @@ class DoctorCallback(Callback):
         except (ValueError, KeyError, TypeError) as e:
             session.internal_error(None, f"reading {path}", e)  # said; the run itself goes on
             return
-        for finding in findings:
+        from trainwell.doctor.folding import unfold
+
+        for finding in unfold(findings):  # a symptom folded into its cause was reported too
             if finding.id not in session.reported_ids:
                 session.reported_ids.add(finding.id)
                 session.findings.append(finding)

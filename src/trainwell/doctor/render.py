@@ -15,6 +15,8 @@ _LABEL = {"en": {"error": "error", "warning": "warning", "info": "info", "fix": 
                  "none": "trainwell doctor：没有发现问题。", "summary": "trainwell doctor 发现"}}
 
 
+_COLUMNS = {"zh": {"severity": "严重程度", "ranks": "进程", "where": "位置", "title": "问题"}}  # en: the names as they are
+
 BLOCK_TITLE = "trainwell doctor"
 
 
@@ -30,10 +32,13 @@ def in_block(show: Callable[..., None], console: Any) -> Callable[..., None]:
     return shown
 
 
-def print_finding(finding: Finding, console: Any, lang: str = "en", world_size: int = 1) -> None:
-    """Print one finding as it is detected (or merged from ``world_size`` processes: then with its ranks)."""
+def print_finding(finding: Finding, console: Any, lang: str = "en", world_size: int = 1,
+                  also: list[str] | None = None) -> None:
+    """Print one finding as it is detected (or merged from ``world_size`` processes: then with its ranks).
+    ``also``: the ids of the findings it explains (its symptoms, see ``folding.py``), else those folded into it."""
     from rich.markup import escape
 
+    from trainwell.doctor.folding import symptom_ids, symptoms_note
     from trainwell.doctor.ranks import rank_words
 
     words = _LABEL.get(lang, _LABEL["en"])
@@ -42,7 +47,22 @@ def print_finding(finding: Finding, console: Any, lang: str = "en", world_size: 
     console.print(f"[{_STYLE[finding.severity]}]trainwell doctor {words[finding.severity]}[/] "
                   f"[bold]{finding.id}[/]{ranks}: {escape(finding.title)}{at}", soft_wrap=True)
     console.print(f"  {escape(finding.message)}", soft_wrap=True, highlight=False)
+    symptoms = also if also is not None else symptom_ids(finding)
+    if symptoms:
+        console.print(f"  {escape(symptoms_note(symptoms, lang))}", soft_wrap=True, highlight=False)
     console.print(f"  [green]{words['fix']}:[/] {escape(finding.fix)}", soft_wrap=True, highlight=False)
+
+
+def live_printer(console: Any, lang: str = "en") -> Callable[[Finding], None]:
+    """The ``on_finding`` that prints each finding as found, a symptom of a cause already printed as one line
+    naming it (``folding.LiveFolding``)."""
+    from rich.markup import escape
+
+    from trainwell.doctor.folding import LiveFolding
+
+    return LiveFolding(lambda f, also: print_finding(f, console, lang, also=also),
+                       lambda text: console.print(f"[dim]trainwell doctor:[/] {escape(text)}", soft_wrap=True,
+                                                  highlight=False), lang)
 
 
 _INTERNAL = {"en": {"check": "trainwell doctor: the check {name} was switched off after an error of its own in "
@@ -67,6 +87,7 @@ def print_summary(findings: list[Finding], console: Any, lang: str = "en", world
     from rich.markup import escape
     from rich.table import Table
 
+    from trainwell.doctor.folding import symptom_ids
     from trainwell.doctor.ranks import rank_words
 
     words = _LABEL.get(lang, _LABEL["en"])
@@ -76,12 +97,34 @@ def print_summary(findings: list[Finding], console: Any, lang: str = "en", world
     table = Table(title=f"{words['summary']}: {len(findings)}")
     merged = any(f.ranks is not None for f in findings)
     for col in ("severity", "id", *(["ranks"] * merged), "where", "title"):
-        table.add_column(col)
+        table.add_column(_COLUMNS.get(lang, {}).get(col, col))
     for f in findings:
         ranks = [rank_words(f.ranks, world_size, lang)] * merged
-        table.add_row(f"[{_STYLE[f.severity]}]{words[f.severity]}[/]", f.id, *ranks, escape(f.where or "-"),
+        folded = symptom_ids(f)  # the symptoms it explains: named beside it, not rows of their own
+        shown_id = f"{f.id} (+ {', '.join(folded)})" if folded else f.id
+        table.add_row(f"[{_STYLE[f.severity]}]{words[f.severity]}[/]", shown_id, *ranks, escape(f.where or "-"),
                       escape(f.title))
     console.print(table)
+    stopped = crash_words(findings, lang)
+    if stopped:
+        console.print(f"[bold red]{escape(stopped)}[/]", soft_wrap=True, highlight=False)
+
+
+_STOPPED = {"en": ("The script stopped with an error at {where}: {how}.", "{id} explains it",
+                   "the doctor has no explanation beyond the traceback"),
+            "zh": ("脚本在 {where} 因错误而停止：{how}。", "{id} 给出了解释", "doctor 对此没有比回溯更多的解释")}
+
+
+def crash_words(findings: list[Finding], lang: str = "en") -> str | None:
+    """The summary's line after a crash (issue 26): the line the script stopped at and which finding explains
+    the error, or plainly that none does. ``None`` when no finding is about a crash."""
+    crash = next((f for f in findings if f.evidence.get("error")), None)
+    if crash is None:
+        return None
+    line, explained, unexplained = _STOPPED.get(lang, _STOPPED["en"])
+    how = unexplained if crash.id == "script-error" and not crash.evidence.get("explained") else \
+        explained.format(id=crash.id)
+    return line.format(where=crash.where or "?", how=how)
 
 
 def findings_json(findings: list[Finding], **extra: Any) -> dict[str, Any]:

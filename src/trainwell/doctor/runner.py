@@ -9,9 +9,11 @@ runner's and the doctor's own frames left out, and exits 1; so is a script that 
 own code; Ctrl-C exits 130. A warning a library raises for its caller names the script's line, as without
 the doctor's wrappers (``warnsite.py``). The doctor's findings go to stderr, each in a delimited block.
 
-Only the process that started the script reports: a child the script forks (``os.fork()``, multiprocessing's
-fork start method) shows no finding, and one that runs on to the script's end exits there with the script's
-code, as under ``python``, without the doctor's end-of-run report.
+Only the process that started the script reports. The children the script starts through ``multiprocessing``
+(fork or spawn) or ``torch.multiprocessing.spawn`` are watched under sessions of their own, and what they saw is
+merged into the script's report when the script ends (``children.py``). A child of a bare ``os.fork()`` shows no
+finding, and one that runs on to the script's end exits there with the script's code, as under ``python``,
+without the doctor's end-of-run report.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from trainwell.doctor.children import Children, watch_children
 from trainwell.doctor.session import Session
 
 _OWN = str(Path(__file__).resolve().parents[1])  # trainwell's own frames: never shown as the script's
@@ -45,8 +48,10 @@ def run_script(script: str, args: list[str], session: Session) -> int:
     sys.path.insert(0, os.path.dirname(os.path.realpath(script)))  # as `python script.py` does
     sys.modules["__main__"] = main
     exit_code = 0
+    children: Children | None = None
     try:
         with session:
+            children = watch_children(session)
             try:
                 exec(code, main.__dict__)
             except SystemExit as e:
@@ -63,7 +68,13 @@ def run_script(script: str, args: list[str], session: Session) -> int:
                 _flush()
                 raise SystemExit(exit_code)
             session.end()
+            try:
+                children.collect(session)
+            except Exception as e:  # noqa: BLE001 - a child's record never breaks the script's own report
+                session.internal_error(None, "merging the child processes' reports", e)
     finally:
+        if children is not None and os.getpid() == starter:
+            children.close()
         sys.argv, sys.path[:] = saved_argv, saved_path
         if saved_main is not None:
             sys.modules["__main__"] = saved_main

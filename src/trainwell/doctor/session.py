@@ -67,6 +67,68 @@ _getframe = sys._getframe  # events are given the frame of their call: ``where``
 _COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
 
 
+_STRIDED = torch.strided
+_Tensor = torch.Tensor
+
+
+def unjudgeable(x: Any, depth: int = 0) -> str | None:
+    """The kind of tensor in ``x`` (a tensor, or a tuple, list or dict of them, two levels deep, 16 items each) that
+    the checks cannot judge: ``"nested"``, ``"complex"`` or a sparse layout's name (``"sparse_coo"``,
+    ``"sparse_csr"`` ...); None when there is none. The checks' tensor work (reshape, statistics, rows hashed)
+    assumes dense real tensors: on these it would raise or mislead."""
+    if isinstance(x, _Tensor):
+        if x.layout is not _STRIDED or x.is_nested or x.dtype.is_complex:  # (one test for the usual tensor)
+            return _kind(x)
+        return None
+    if depth < 2:
+        t = type(x)
+        items = (x if len(x) <= 16 else x[:16]) if t is tuple or t is list else \
+            list(x.values())[:16] if t is dict else ()
+        for v in items:
+            if isinstance(v, _Tensor):
+                if v.layout is not _STRIDED or v.is_nested or v.dtype.is_complex:
+                    return _kind(v)
+            elif (kind := unjudgeable(v, depth + 1)) is not None:
+                return kind
+    return None
+
+
+def _kind(x: torch.Tensor) -> str:
+    if x.is_nested:
+        return "nested"
+    return "complex" if x.layout is _STRIDED else str(x.layout).removeprefix("torch.")
+
+
+def _event_unjudgeable(ev: Any) -> str | None:
+    """``unjudgeable`` of the tensors an event carries (its leaf calls are filtered where they are gathered). Runs
+    on every dispatched event: the usual fields (a tensor, a tuple of tensors) are tested here, without a call."""
+    t = type(ev)
+    if t is ForwardEvent:
+        fields: tuple[Any, ...] = (ev.inputs, ev.output)
+    elif t is LossEvent:
+        fields = (ev.input, ev.target)
+    elif t is BackwardEvent:
+        fields = (ev.tensor,)
+    elif t is BatchEvent:
+        fields = (ev.batch,)
+    else:
+        return None
+    for x in fields:
+        if isinstance(x, _Tensor):
+            if x.layout is not _STRIDED or x.is_nested or x.dtype.is_complex:
+                return _kind(x)
+        elif (type(x) is tuple or type(x) is list) and len(x) <= 16:
+            for v in x:
+                if isinstance(v, _Tensor):
+                    if v.layout is not _STRIDED or v.is_nested or v.dtype.is_complex:
+                        return _kind(v)
+                elif v is not None and (kind := unjudgeable(v, 1)) is not None:
+                    return kind
+        elif x is not None and (kind := unjudgeable(x)) is not None:
+            return kind
+    return None
+
+
 def _restore_warning_filters(saved: list[Any]) -> None:
     warnings.filters[:] = saved
     mutated = getattr(warnings, "_filters_mutated", None) or getattr(warnings, "_filters_mutated_lock_held", None)
@@ -158,6 +220,8 @@ class Session:
         self.optimizer_count = 0  # optimizers that have stepped so far (one freed since still counts; no WeakSet len())
         self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
         self.in_backward = False
+        # Events no check was given, by the kind of tensor they carried (sparse, nested, complex: see ``unjudgeable``).
+        self.unjudged: dict[str, int] = {}
         self._stack: list[nn.Module] = []
         self._leaves: list[tuple[nn.Module, Any, Any]] | None = None
         self._relus: list[Any] | None = None  # outputs of functional relu calls inside a sampled forward
@@ -167,6 +231,9 @@ class Session:
         self._undo: list[Callable[[], None]] = []
         self._has_params: dict[int, tuple[weakref.ref[nn.Module], bool]] = {}  # id(module) -> (module, answer)
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
+        # Once the script calls torch.compile, the global hooks and F.relu's stand-in stay in place for the rest of
+        # the run: compiled code guards on them, and each toggle would recompile it (see ``pin_hooks``).
+        self._hooks_pinned = False
         self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
         self._caller_reports: dict[int, weakref.ref[nn.Module]] = {}  # models whose calls their loop reports
         self._installed = False
@@ -238,7 +305,10 @@ class Session:
                 self._after_sampled[m] = [(c, h) for c, h in self._after_sampled[m] if c is not check]
 
     def sorted_findings(self) -> list[Finding]:
-        return sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
+        """The findings, most severe first, each symptom whose root cause was found folded into it (folding.py)."""
+        from trainwell.doctor.folding import fold_symptoms
+
+        return fold_symptoms(sorted(self.findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9)))
 
     # ------------------------------------------------------------------ dispatch
 
@@ -246,6 +316,11 @@ class Session:
         handlers = self._active[method]
         if not handlers or _tracing():  # torch.jit.trace records what runs: the checks' work must stay out of it
             return
+        if args:
+            odd = _event_unjudgeable(args[0])
+            if odd is not None:  # a sparse, nested or complex tensor: no check judges it (counted, not guessed at)
+                self.unjudged[odd] = self.unjudged.get(odd, 0) + 1
+                return
         quiet = self.quiet
         prev, quiet.active = quiet.active, True  # (not the context manager: this runs several times a step)
         try:
@@ -325,6 +400,8 @@ class Session:
             self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
         it = dataloader_module._BaseDataLoaderIter
         self._patch(it, "__next__", self._wrap_next(it.__next__))
+        self._patch(torch, "compile", self._wrap_compile(torch.compile))
+        self._patch(torch.export, "export", self._without_global_hooks(torch.export.export))
         if self._handlers["on_call"]:  # GradScaler, clipping, torch.save: for the mixed-precision and rank checks
             from trainwell.doctor.calls import watch_calls
 
@@ -340,12 +417,51 @@ class Session:
             self._global_hooks.append(module_hooks.register_module_forward_hook(self._forward_post))
             for (owner, name), (_, watched) in self._relu_functions.items():  # F.relu in forward(): for dead-relu
                 setattr(owner, name, watched)
-        elif not on and self._global_hooks:
+        elif not on and self._global_hooks and not self._hooks_pinned:
             for h in self._global_hooks:
                 h.remove()
             self._global_hooks = []
             for (owner, name), (original, _) in self._relu_functions.items():
                 setattr(owner, name, original)
+
+    def pin_hooks(self) -> None:
+        """Keep the global forward hooks (and F.relu's watched stand-in) in place from now on. Code compiled by
+        torch.compile guards on the global hooks and on ``F.relu``: toggling them between sampled steps would
+        recompile it on each sampled step until Dynamo's recompile limit, after which it runs uncompiled (and says
+        so on stderr), which the script under ``python`` never does. Pinned, the hooks run on every module call
+        outside compiled code (they do nothing inside it) and act on steps that are not sampled as the models'
+        own hooks do."""
+        self._hooks_pinned = True
+        self._watch_all_modules(True)
+
+    def _wrap_compile(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``torch.compile`` (also behind ``nn.Module.compile`` and ``@torch.compile``) that pins the hooks first."""
+        session = self
+
+        def compile(*args: Any, **kwargs: Any) -> Any:  # noqa: A001 - stands in for torch.compile
+            session.pin_hooks()
+            return fn(*args, **kwargs)
+
+        return stand_in(compile, fn)
+
+    def _without_global_hooks(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``torch.export.export`` run with the global forward hooks off (put back after it, pinned or not): its
+        strict mode (Dynamo) cannot trace a model while global module hooks exist ("Attempted to inline function
+        marked as skipped": ``ModuleToTrace.forward``), which under ``python`` it never meets."""
+        session = self
+
+        def export(*args: Any, **kwargs: Any) -> Any:
+            on, pinned = bool(session._global_hooks), session._hooks_pinned
+            session._hooks_pinned = False
+            session._watch_all_modules(False)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                session._hooks_pinned = pinned
+                if on:
+                    session._watch_all_modules(True)
+
+        return stand_in(export, fn)
 
     def _wrap_relu(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self
@@ -359,7 +475,8 @@ class Session:
                 # One entry per ReLU: F.relu calls torch.relu (both watched: the same output twice), and a leaf
                 # nn.ReLU's output is already among the leaf calls (one with children of its own is not a leaf).
                 top = session._stack[-1]
-                if not (relus and relus[-1] is out) and not (isinstance(top, nn.ReLU) and not top._modules):
+                if (not (relus and relus[-1] is out) and not (isinstance(top, nn.ReLU) and not top._modules)
+                        and unjudgeable(out) is None):
                     relus.append(out)
             return out
 
@@ -388,6 +505,7 @@ class Session:
                                              module.register_forward_hook(self._model_post)]
 
     def _remove_module_hooks(self) -> None:
+        self._hooks_pinned = False  # (uninstalling: pinned or not, they go)
         self._watch_all_modules(False)
         for handles in self._model_hooks.values():
             for h in handles:
@@ -436,7 +554,9 @@ class Session:
         while self._stack and self._stack.pop() is not module:
             pass
         if self._leaves is not None and not any(True for _ in module.children()):
-            self._leaves.append((module, args[0] if args else None, output))
+            x = args[0] if args else None
+            if unjudgeable(x) is None and unjudgeable(output) is None:  # (a leaf given a sparse tensor is left out)
+                self._leaves.append((module, x, output))
         if not self._stack:
             self.models.add(module)
             self._watch_model(module)

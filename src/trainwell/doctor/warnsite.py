@@ -60,7 +60,10 @@ def _scripted_as(wrapper: Callable[..., Any], original: Callable[..., Any]) -> N
 
 def past_wrappers(original: Callable[..., None]) -> Callable[..., None]:
     """``original`` (the ``warnings.warn`` in place at install) counting ``stacklevel`` over the frames that are
-    not the doctor's wrappers."""
+    not the doctor's wrappers. One stand-in per original, made once (see ``_scripted_builtin``)."""
+    kept = _KEPT.get(id(original))
+    if kept is not None and kept[0] is original:
+        return kept[1]
 
     def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None, **kwargs: Any) -> None:
         level = max(stacklevel, 1)  # (Python reads a level below 1 as 1: the function that warns)
@@ -91,4 +94,23 @@ def past_wrappers(original: Callable[..., None]) -> Callable[..., None]:
         original(message, category, level + 1, source, **kwargs)  # (+1: this frame)
 
     warn.__doc__ = original.__doc__
+    _scripted_builtin(warn, original)
     return warn
+
+
+_KEPT: dict[int, tuple[Callable[..., Any], Callable[..., Any]]] = {}  # id(original) -> (original, its stand-in)
+
+
+def _scripted_builtin(wrapper: Callable[..., Any], original: Callable[..., Any]) -> None:
+    """TorchScript compiles ``warnings.warn`` as its builtin ``aten::warn`` (the library's loss functions call it:
+    ``torch.jit.script(nn.CrossEntropyLoss())``); the stand-in is given the same builtin, else TorchScript reads
+    its source and fails on its ``**kwargs``. TorchScript's table is keyed by ``id``: the stand-in is kept alive
+    (``past_wrappers`` makes one per original), so that no later function can take its id."""
+    jit_builtins = sys.modules.get("torch.jit._builtins")
+    if jit_builtins is None:  # torch not imported yet: its table, made at import, will hold the stand-in itself
+        return
+    op = jit_builtins._find_builtin(original)
+    if op is None:
+        return
+    _KEPT[id(original)] = (original, wrapper)
+    jit_builtins._register_builtin(wrapper, op)

@@ -277,15 +277,25 @@ def summarize(
 # --------------------------------------------------------------------------- output
 
 
-def render_summary(summary: ModelSummary, console: Console | None = None) -> None:
-    """Print the summary as a rich table followed by parameter totals."""
+_SUMMARY_WORDS: dict[str, dict[str, str]] = {
+    "en": {"title": "Model summary (input {shape})", "layer": "Layer", "type": "Type", "output": "Output shape",
+           "params": "Params", "total": "Total params", "trainable": "Trainable params",
+           "frozen": "Non-trainable params", "size": "Params size (MB)"},
+    "zh": {"title": "模型概要（输入 {shape}）", "layer": "层", "type": "类型", "output": "输出形状", "params": "参数",
+           "total": "参数总数", "trainable": "可训练参数", "frozen": "不可训练参数", "size": "参数大小（MB）"},
+}
+
+
+def render_summary(summary: ModelSummary, console: Console | None = None, lang: str = "en") -> None:
+    """Print the summary as a rich table followed by parameter totals (``lang``: en or zh)."""
     console = console if console is not None else Console()
+    words = _SUMMARY_WORDS.get(lang, _SUMMARY_WORDS["en"])
     shape = "(" + ", ".join(str(d) for d in summary.input_shape) + ")"
-    table = Table(title=f"Model summary (input {shape})", title_justify="left")
-    table.add_column("Layer", no_wrap=True)
-    table.add_column("Type")
-    table.add_column("Output shape")
-    table.add_column("Params", justify="right")
+    table = Table(title=words["title"].format(shape=shape), title_justify="left")
+    table.add_column(words["layer"], no_wrap=True)
+    table.add_column(words["type"])
+    table.add_column(words["output"])
+    table.add_column(words["params"], justify="right")
     for row in summary.rows:
         table.add_row(
             escape("  " * row.depth + row.name),
@@ -294,11 +304,12 @@ def render_summary(summary: ModelSummary, console: Console | None = None) -> Non
             f"{row.params:,}",
         )
     console.print(table)
-    console.print(f"Output shape: {escape(summary.output_shape)}", highlight=False)
-    console.print(f"Total params: {summary.total_params:,}", highlight=False)
-    console.print(f"Trainable params: {summary.trainable_params:,}", highlight=False)
-    console.print(f"Non-trainable params: {summary.non_trainable_params:,}", highlight=False)
-    console.print(f"Params size (MB): {summary.param_mb:.2f}", highlight=False)
+    sep = "：" if lang == "zh" else ": "
+    console.print(f"{words['output']}{sep}{escape(summary.output_shape)}", highlight=False)
+    console.print(f"{words['total']}{sep}{summary.total_params:,}", highlight=False)
+    console.print(f"{words['trainable']}{sep}{summary.trainable_params:,}", highlight=False)
+    console.print(f"{words['frozen']}{sep}{summary.non_trainable_params:,}", highlight=False)
+    console.print(f"{words['size']}{sep}{summary.param_mb:.2f}", highlight=False)
 
 
 def summary_dict(summary: ModelSummary) -> dict[str, Any]:

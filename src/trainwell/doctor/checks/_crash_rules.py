@@ -11,6 +11,9 @@ import math
 import re
 from collections.abc import Callable
 
+import torch
+
+from trainwell.doctor.checks import _crash_shapes, _crash_values
 from trainwell.doctor.checks._failure import Failure, Operand, fmt_shape
 
 Words = tuple[str, str]
@@ -59,7 +62,9 @@ def _dtypes(f: Failure) -> tuple[Words, Words] | None:
                  f"float32.", f"这些张量的浮点类型不同（{listed}）；NumPy 数组转成的是 float64，而层的参数是 float32。"),
                 ("make them one type, usually float32: x = x.float() (or torch.tensor(array, dtype=torch.float32))",
                  "统一成一种类型，通常是 float32：x = x.float()（或 torch.tensor(array, dtype=torch.float32)）"))
-    if ints and (floats or _is_matmul(f) or "not implemented for" in f.message):
+    # Integers beside floats are often right (indices, lengths, labels): only when the message speaks of types.
+    typed = re.search(r"dtype|scalar type|not implemented for|Long|Int|Float|Double|Half", f.message)
+    if ints and typed and (floats or _is_matmul(f) or "not implemented for" in f.message):
         o = ints[0]
         return ((f"`{o.name}` holds integers ({o.dtype}); this operation works on floating-point tensors.",
                  f"`{o.name}` 存的是整数（{o.dtype}）；这个运算只接受浮点张量。"),
@@ -159,6 +164,30 @@ def _backward(f: Failure) -> tuple[Words, Words] | None:
                 ("write the update as a new tensor (x = x + ..., inplace=False), or call optimizer.step() only after "
                  "every backward() of the step", "改成生成新张量（x = x + ...，inplace=False），或在这一步所有 backward() 之后再调用 optimizer.step()"))
     return None
+
+
+def _inference(f: Failure) -> tuple[Words, Words] | None:
+    o = next((o for o in f.operands if o.inference), None)
+    if o is None or not torch.is_grad_enabled():
+        return None
+    return ((f"`{o.name}` {fmt_shape(o.shape)} was made under torch.inference_mode(); such tensors cannot take part "
+             f"in computations autograd records (training).",
+             f"`{o.name}` {fmt_shape(o.shape)} 是在 torch.inference_mode() 下产生的；这种张量不能参与 autograd 记录的计算（训练）。"),
+            (f"compute it under torch.no_grad() instead (it can still be trained on), or use {o.name}.clone() "
+             f"outside inference mode", f"改在 torch.no_grad() 下计算（之后仍可用于训练），或在推理模式外使用 {o.name}.clone()"))
+
+
+def _requires_grad_flag(f: Failure) -> tuple[Words, Words] | None:
+    if f.op != "setting .requires_grad":
+        return None
+    o = next((o for o in f.operands if not o.leaf), None)
+    if o is None:
+        return None
+    return ((f"`{o.name}` was computed from other tensors (it has a grad_fn), so it is not a leaf and its "
+             f"requires_grad flag cannot be changed.", f"`{o.name}` 是由其他张量算出来的（有 grad_fn），不是叶子张量，"
+             f"不能修改它的 requires_grad。"),
+            (f"start a new leaf from its values: {o.name} = {o.name}.detach().requires_grad_(True)",
+             f"用它的值新建一个叶子张量：{o.name} = {o.name}.detach().requires_grad_(True)"))
 
 
 def _leaf_inplace(f: Failure) -> tuple[Words, Words] | None:
@@ -273,8 +302,9 @@ def _shapes(ops: list[Operand]) -> str:
     return " and ".join(f"`{o.name}` {fmt_shape(o.shape)}" for o in ops)
 
 
-RULES: list[Rule] = [_devices, _dtypes, _dot, _matmul, _linear_features, _backward, _leaf_inplace, _to_python,
-                     _view, _optimizer_leaf, _device_assert, _loss_shapes, _collate]
+RULES: list[Rule] = [_devices, *_crash_values.RULES, *_crash_shapes.RULES, _dtypes, _dot, _matmul, _linear_features,
+                     _inference, _requires_grad_flag, _backward, _leaf_inplace, _to_python, _view, _optimizer_leaf,
+                     _device_assert, _loss_shapes, _collate]
 
 
 def cause_of(f: Failure) -> tuple[Words, Words] | None:

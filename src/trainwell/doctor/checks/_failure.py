@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import FrameType, TracebackType
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -21,7 +22,7 @@ from trainwell.doctor.checks._error_parsing import _TORCH_DIR, chain, describe, 
 from trainwell.doctor.where import _is_user
 
 _MAX_OPERANDS = 6
-_PLUMBING = {"_call_impl", "_wrapped_call_impl", "__call__", "wrapper", "_fn", "decorate_context", "_use_grad",
+_PLUMBING = {"_call_impl", "_wrapped_call_impl", "__call__", "wrapper", "_fn", "fn", "decorate_context", "_use_grad",
              "inner", "forward_call", "_engine_run_backward", "handle_torch_function", "_make_grads"}
 _BINOPS = {ast.MatMult: "@", ast.Mult: "*", ast.Add: "+", ast.Sub: "-", ast.Div: "/", ast.Pow: "**",
            ast.FloorDiv: "//", ast.Mod: "%"}
@@ -34,8 +35,11 @@ class Operand:
     name: str
     shape: tuple[int, ...]
     dtype: str  # "float32", "int64"
-    device: str  # "cpu", "cuda:0"
+    device: str  # "cpu", "cuda:0"; "numpy" for a NumPy array
     requires_grad: bool = False
+    leaf: bool = True  # False: computed from other tensors (it has a grad_fn)
+    inference: bool = False  # made under torch.inference_mode()
+    strides: tuple[int, ...] = ()  # a NumPy array's strides, in bytes
 
     def words(self) -> str:
         """``x (32, 10) float32 cpu``."""
@@ -43,6 +47,22 @@ class Operand:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "device": self.device}
+
+
+@dataclass
+class Value:
+    """One argument of the failing operation that is not a tensor (a list, a tuple, a number, a string...)."""
+
+    name: str
+    value: Any  # held only until the end of the run, to describe it
+
+    @property
+    def kind(self) -> str:
+        """``tuple``, ``list``, ``int``, ``generator``, ``Linear``..."""
+        return type(self.value).__name__
+
+    def items(self) -> list[Any]:
+        return list(self.value) if isinstance(self.value, (list, tuple)) else []
 
 
 @dataclass
@@ -56,10 +76,25 @@ class Failure:
     op: str | None  # "torch.dot", "nn.Linear(in_features=4, out_features=2)", "F.cross_entropy", "@"
     operands: list[Operand] = field(default_factory=list)
     module: nn.Module | None = None  # the layer whose forward failed, if any
+    values: list[Value] = field(default_factory=list)  # its arguments that are not tensors
+    owner: Any = None  # the object whose method failed (an optimizer, a module being built), if any
+
+    def operand(self, *names: str) -> Operand | None:
+        """The first operand whose name is one of ``names`` (or ends with ``.name``)."""
+        return next((o for o in self.operands if o.name in names or o.name.rsplit(".", 1)[-1] in names), None)
+
+    def value(self, *names: str) -> Any:
+        """The first non-tensor argument named one of ``names``, else ``None``."""
+        return next((v.value for v in self.values if v.name in names), None)
 
     def evidence(self) -> dict[str, Any]:
         return {"error": self.message, "error_type": self.error_type, "operation": self.op,
                 "operands": [o.to_dict() for o in self.operands]}
+
+
+def short_name(op: str | None) -> str:
+    """The last part of an operation's name: ``torch.dot`` -> ``dot``, ``x.view`` -> ``view``."""
+    return (op or "").split("(")[0].rsplit(".", 1)[-1]
 
 
 def fmt_shape(shape: tuple[int, ...]) -> str:
@@ -67,15 +102,44 @@ def fmt_shape(shape: tuple[int, ...]) -> str:
 
 
 def tensor_operand(name: str, value: Any) -> Operand | None:
-    """An ``Operand`` for a plain tensor (sparse, nested or fake ones give what they can; anything else None)."""
+    """An ``Operand`` for a plain tensor (sparse, nested or fake ones give what they can) or a NumPy array
+    (anything else None)."""
+    if isinstance(value, np.ndarray):
+        return Operand(name, tuple(int(v) for v in value.shape), str(value.dtype), "numpy",
+                       strides=tuple(int(v) for v in value.strides))
     if not isinstance(value, torch.Tensor):
         return None
     try:
         shape = tuple(int(v) for v in value.shape)
     except (RuntimeError, TypeError, ValueError):  # nested tensors have no single shape
         shape = ()
+    try:
+        inference = bool(value.is_inference())
+    except (RuntimeError, AttributeError):
+        inference = False
     return Operand(name, shape, str(value.dtype).replace("torch.", ""), str(value.device),
-                   bool(value.requires_grad))
+                   bool(value.requires_grad), leaf=value.grad_fn is None, inference=inference)
+
+
+def _split(pairs: list[tuple[str, Any]]) -> tuple[list[Operand], list[Value]]:
+    """(name, value) arguments as operands (tensors, and the tensors inside lists and tuples) and values (the rest,
+    lists and tuples included, so that a rule can see what they held)."""
+    operands: list[Operand] = []
+    values: list[Value] = []
+    for name, v in pairs:
+        o = tensor_operand(name, v)
+        if o is not None:
+            operands.append(o)
+            continue
+        if v is None or isinstance(v, type):
+            continue
+        values.append(Value(name, v))
+        if isinstance(v, (list, tuple)):
+            for i, item in enumerate(v[:_MAX_OPERANDS]):
+                o = tensor_operand(f"{name}[{i}]", item)
+                if o is not None:
+                    operands.append(o)
+    return operands[:_MAX_OPERANDS], values[:_MAX_OPERANDS * 2]
 
 
 def _frames(error: BaseException) -> list[tuple[FrameType, int, int]]:
@@ -115,15 +179,23 @@ def failure_of(error: BaseException) -> Failure:
         failure.module = module
         failure.op = module_words(module)
         failure.operands = _module_operands(torch_frames, module)
+        failure.values = _split(_frame_args(_module_frame(torch_frames, module)))[1]
     elif torch_frames:
         frame = _innermost_torch_function(torch_frames)
         failure.op = _torch_name(frame) if frame is not None else None
-        failure.operands = _frame_operands(frame) if frame is not None else []
+        failure.operands, failure.values = _split(_frame_args(frame)) if frame is not None else ([], [])
+        me = frame.f_locals.get("self") if frame is not None else None
+        failure.owner = me if me is not None and not isinstance(me, torch.Tensor) else None
     if user is not None and (not failure.operands or failure.op is None):
-        op, operands = _written_call(*user)
+        op, operands, values = _written_call(*user)
         failure.op = failure.op or op
         failure.operands = failure.operands or operands
+        failure.values = failure.values or values
     return failure
+
+
+def _module_frame(torch_frames: list[FrameType], module: nn.Module) -> FrameType:
+    return next(f for f in torch_frames if f.f_code.co_name == "forward" and f.f_locals.get("self") is module)
 
 
 def module_words(module: nn.Module) -> str:
@@ -181,37 +253,50 @@ def _torch_name(frame: FrameType) -> str:
     mod = rel[:-3].replace(os.sep, ".") if rel.endswith(".py") else rel
     mod = mod.removesuffix(".__init__")
     if mod == "torch.nn.functional":
-        return f"F.{name}"
+        return f"F.{name.lstrip('_')}"  # F.max_pool2d runs F._max_pool2d
     return f"{mod}.{name}"
 
 
-def _frame_operands(frame: FrameType | None) -> list[Operand]:
-    """The tensors a torch function was given: its arguments first, then lists of tensors among them."""
+def _frame_args(frame: FrameType | None) -> list[tuple[str, Any]]:
+    """(name, value) of the arguments a function was given (``self`` left out)."""
     if frame is None:
         return []
     code = frame.f_code
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04)]
-    found: list[Operand] = []
-    for n in names:
-        v = frame.f_locals.get(n)
-        items = list(enumerate(v[:_MAX_OPERANDS])) if isinstance(v, (list, tuple)) else [(None, v)]
-        for i, item in items:
-            o = tensor_operand(n if i is None else f"{n}[{i}]", item)
-            if o is not None:
-                found.append(o)
-    return found[:_MAX_OPERANDS]
+    return [(n, frame.f_locals.get(n)) for n in names if n != "self"]
 
 
-def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None, list[Operand]]:
-    """The call (or operator) the user's line was running when it raised, and the tensors it named."""
+def _frame_operands(frame: FrameType | None) -> list[Operand]:
+    """The tensors a torch function was given: its arguments first, then lists of tensors among them."""
+    return _split(_frame_args(frame))[0]
+
+
+def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None, list[Operand], list[Value]]:
+    """The call (or operator) the user's line was running when it raised, the tensors it named, and its other
+    arguments (names, literals)."""
     node = _failing_node(frame, lasti)
     if node is None:
-        return None, []
+        return None, [], []
+    if isinstance(node, (ast.Subscript, ast.Attribute)):  # the target of ``x[...] = v`` / ``x.a = v``?
+        node = _assignment_to(node, frame, lineno) or node
     op: str | None = None
     parts: list[ast.AST] = []
-    if isinstance(node, ast.Call):
+    named: list[tuple[str, ast.AST]] = []
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Subscript):
+            op = f"assignment to {ast.unparse(target)}"
+            parts = [target.value, target, node.value]
+        elif isinstance(target, ast.Attribute):
+            op = f"setting .{target.attr}"
+            parts = [target.value, node.value]
+    elif isinstance(node, ast.Attribute):  # the target of an assignment: obj.attr = ...
+        op = f"setting .{node.attr}"
+        parts = [node.value]
+    elif isinstance(node, ast.Call):
         op = _dotted(node.func)
-        parts = [*node.args, *(k.value for k in node.keywords)]
+        parts = list(node.args)
+        named = [(k.arg or "**", k.value) for k in node.keywords]
         if isinstance(node.func, ast.Attribute):
             parts.insert(0, node.func.value)  # x.view(...): x is an operand
     elif isinstance(node, ast.BinOp):
@@ -223,13 +308,27 @@ def _written_call(frame: FrameType, lineno: int, lasti: int) -> tuple[str | None
     elif isinstance(node, ast.AugAssign):
         op = _BINOPS.get(type(node.op), type(node.op).__name__) + "="
         parts = [node.target, node.value]
-    operands: list[Operand] = []
-    for part in parts:
-        value = _value_of(part, frame)
-        o = tensor_operand(ast.unparse(part), value)
-        if o is not None:
-            operands.append(o)
-    return op, operands[:_MAX_OPERANDS]
+    pairs: list[tuple[str, Any]] = []
+    literals: list[Value] = []  # a list or tuple written out on the line: its elements go by their own names
+    for p in parts:
+        if isinstance(p, (ast.List, ast.Tuple)):
+            pairs += [(ast.unparse(e), _value_of(e, frame)) for e in p.elts]
+            literals.append(Value(ast.unparse(p), _value_of(p, frame)))
+        else:
+            pairs.append((ast.unparse(p), _value_of(p, frame)))
+    operands, values = _split(pairs + [(k, _value_of(v, frame)) for k, v in named])
+    return op, operands, literals + values
+
+
+def _assignment_to(target: ast.AST, frame: FrameType, lineno: int) -> ast.Assign | None:
+    """The assignment statement on line ``lineno`` whose (single) target is ``target``, if it is one."""
+    try:
+        stmt = ast.parse(linecache.getline(frame.f_code.co_filename, lineno).strip()).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and ast.unparse(stmt.targets[0]) == ast.unparse(target):
+        return stmt
+    return None
 
 
 def _failing_node(frame: FrameType, lasti: int) -> ast.AST | None:
@@ -282,11 +381,20 @@ def _value_of(node: ast.AST, frame: FrameType) -> Any:
         if isinstance(base, nn.Module):
             stores[:0] = [base._parameters, base._buffers, base._modules]
         return next((store[node.attr] for store in stores if node.attr in store), None)
+    if isinstance(node, (ast.Constant, ast.List, ast.Tuple)):
+        if isinstance(node, ast.Constant):
+            return node.value
+        items = [_value_of(e, frame) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
     if isinstance(node, ast.Subscript):
         base = _value_of(node.value, frame)
         if isinstance(base, (list, tuple)) and isinstance(node.slice, ast.Constant) and \
                 isinstance(node.slice.value, int) and -len(base) <= node.slice.value < len(base):
             return base[node.slice.value]
+        if isinstance(base, (list, tuple)) and isinstance(node.slice, ast.Slice):
+            bounds = [_index_value(b, frame) if b is not None else None
+                      for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            return base[slice(*bounds)]
         if isinstance(base, torch.Tensor):
             try:
                 index = _index_value(node.slice, frame)
@@ -297,9 +405,18 @@ def _value_of(node: ast.AST, frame: FrameType) -> Any:
 
 
 def _index_value(node: ast.AST, frame: FrameType) -> Any:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+    """An index made of ints, slices, ``...``, ``None`` and tensors (or tuples of them), else ``None``."""
+    if isinstance(node, ast.Constant) and (isinstance(node.value, int) or node.value is Ellipsis):
         return node.value
     if isinstance(node, ast.Name):
         v = frame.f_locals.get(node.id, frame.f_globals.get(node.id))
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        ok = (isinstance(v, int) and not isinstance(v, bool)) or isinstance(v, torch.Tensor) or \
+            (isinstance(v, tuple) and all(isinstance(i, (int, torch.Tensor, slice)) for i in v))
+        return v if ok else None
+    if isinstance(node, ast.Slice):
+        bounds = [_index_value(b, frame) if b is not None else None for b in (node.lower, node.upper, node.step)]
+        return slice(*bounds)
+    if isinstance(node, ast.Tuple):
+        items = [_index_value(e, frame) for e in node.elts]
+        return tuple(items) if all(i is not None for i in items) else None
     return None

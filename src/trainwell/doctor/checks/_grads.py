@@ -70,7 +70,8 @@ def norm_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
             return list(torch._foreach_norm([t.detach() for t in tensors], 2, dtype=torch.float32))
         except (RuntimeError, TypeError, AttributeError):  # a private op: where it is missing or refuses, one by one
             pass
-    return [t.detach().float().norm() for t in tensors]
+    # (A complex tensor's norm from its magnitudes: casting it to float would drop the imaginary part, and warn.)
+    return [(t.detach().abs() if t.is_complex() else t.detach()).float().norm() for t in tensors]
 
 
 def norms(tensors: Sequence[torch.Tensor]) -> list[float]:

@@ -24,6 +24,7 @@ import torch
 
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import BackwardEvent, CallEvent, ForwardEvent
+from trainwell.doctor.where import user_name
 
 DEVICE_TYPES = ("cuda", "cpu", "xpu", "mps")
 _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
@@ -167,23 +168,41 @@ class ClipBeforeUnscale(_ScalerWatch):
                     "scaler.scale(loss).backward() multiplies every gradient by it, and scaler.step() divides it back "
                     "only afterwards. The clip therefore measured a norm about {scale} times too large and shrank "
                     "the gradients far below the max_norm you meant, so training barely moves.",
-            fix="unscale first: scaler.unscale_(optimizer); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); "
-                "scaler.step(optimizer); scaler.update()"),
+            fix="unscale first: {scaler}.unscale_({opt}); torch.nn.utils.clip_grad_norm_({model}.parameters(), 1.0); "
+                "{scaler}.step({opt}); {scaler}.update()"),
         "zh": Text(
             title="在 scaler.unscale_() 之前裁剪了梯度",
             message="梯度裁剪执行时，梯度中仍然带着 GradScaler 的缩放因子（当前为 {scale}）："
                     "scaler.scale(loss).backward() 会把每个梯度乘以它，而 scaler.step() 之后才会除回去。"
                     "因此裁剪测到的范数大约大了 {scale} 倍，把梯度缩得远小于你设定的 max_norm，训练几乎不动。",
-            fix="先取消缩放：scaler.unscale_(optimizer); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); "
-                "scaler.step(optimizer); scaler.update()"),
+            fix="先取消缩放：{scaler}.unscale_({opt}); torch.nn.utils.clip_grad_norm_({model}.parameters(), 1.0); "
+                "{scaler}.step({opt}); {scaler}.update()"),
     }
+
+    def _names(self, scaler: Any, ev: CallEvent) -> dict[str, str]:
+        """The script's names for the scaler, the optimizer and the model of the clipped parameters (else generic)."""
+        first = ev.args[0] if ev.args else ev.kwargs.get("parameters")
+        if isinstance(first, torch.Tensor):
+            first = [first]
+        # Only a list or tuple is read: the clip has not run yet, and a generator (model.parameters()) read here
+        # would reach it empty. Without the parameters, the optimizer and the model keep generic words.
+        clipped = {id(p) for p in first} if isinstance(first, (list, tuple)) else set()
+        if not clipped and len(self.session.live_optimizers()) == 1:
+            opt_only = self.session.live_optimizers()[0]
+            clipped = {id(p) for g in opt_only.param_groups for p in g["params"]}
+        opt = next((o for o in self.session.live_optimizers()
+                    if any(id(p) in clipped for g in o.param_groups for p in g["params"])), None)
+        model = next((m for m in list(self.session.models) if any(id(p) in clipped for p in m.parameters())), None)
+        return {"scaler": user_name(scaler) or "scaler",
+                "opt": (user_name(opt) if opt is not None else None) or "optimizer",
+                "model": (user_name(model) if model is not None else None) or "model"}
 
     def clipped(self, ev: CallEvent) -> None:
         for scaler, state in list(self.scalers.items()):
             if state.scaled and not state.unscaled and not self.reported:
                 scale = float(scaler.get_scale())
                 if scale > 1:
-                    self.report(ev.where, {"loss_scale": scale}, scale=scale)
+                    self.report(ev.where, {"loss_scale": scale}, scale=scale, **self._names(scaler, ev))
 
 
 @register
@@ -200,28 +219,30 @@ class GradScalerUpdateMissing(_ScalerWatch):
                     "PyTorch refuses a second scaler.step() with \"step() has already been called since the last "
                     "update()\".",
             fix="call update once per iteration, after the step, and create the scaler once before the loop: "
-                "scaler.step(optimizer); scaler.update()"),
+                "{scaler}.step({opt}); {scaler}.update()"),
         "zh": Text(
             title="scaler.step() 之后从未调用 scaler.update()",
             message="{what_zh} GradScaler.update() 负责在溢出（这一步被跳过）后降低缩放因子，并在连续正常的步骤之后"
                     "再把它调高；不调用它，缩放因子就一直停在 {scale}，而且 PyTorch 会拒绝第二次 scaler.step()，"
                     "报错 \"step() has already been called since the last update()\"。",
-            fix="在循环之前只创建一次 scaler，每次迭代在 step 之后调用一次 update：scaler.step(optimizer); scaler.update()"),
+            fix="在循环之前只创建一次 scaler，每次迭代在 step 之后调用一次 update：{scaler}.step({opt}); {scaler}.update()"),
     }
 
     def stepping(self, ev: CallEvent, state: _ScalerState) -> None:
         if self.reported:
             return
         scale = float(ev.owner.get_scale())
+        names = {"scaler": user_name(ev.owner) or "scaler",
+                 "opt": (user_name(ev.args[0]) if ev.args else None) or "optimizer"}
         if ev.args and id(ev.args[0]) in state.stepped:
-            self.report(ev.where, {"loss_scale": scale}, scale=scale,
+            self.report(ev.where, {"loss_scale": scale}, scale=scale, **names,
                         what="scaler.step(optimizer) was called a second time with no scaler.update() in between.",
                         what_zh="scaler.step(optimizer) 在两次调用之间没有调用 scaler.update()。")
             return
         fresh = self.stepping_scalers
         if fresh >= FRESH_SCALERS and not self.updated:
             self.report(ev.where, {"scalers_stepped_never_updated": fresh, "loss_scale": scale},
-                        scale=scale,
+                        scale=scale, **names,
                         what=f"{fresh} different GradScalers each stepped the optimizer and none was ever "
                              "updated: a new scaler is created every iteration, so each starts from the initial scale.",
                         what_zh=f"有 {fresh} 个不同的 GradScaler 各自执行了 step，却没有一个调用过 update："

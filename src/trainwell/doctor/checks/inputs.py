@@ -196,7 +196,11 @@ class UnnormalizedInput(Check):
         if isinstance(first, _NORM_LAYERS):
             return  # the model normalizes its raw input itself
         # What the first layer sees: normalization done inside forward() is already applied.
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.ndim < 2 or x.numel() < 16:
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            return
+        if x.ndim < 2 and not (x.ndim == 1 and x.numel() >= 3):
+            return  # (one sample of several features, from a per-sample loop, is judged as a batch of one)
+        if x.ndim >= 2 and x.numel() < 16:
             return
         if x.ndim == 2 and x.shape[1] == 1:
             return  # a lone scalar column (a timestep, an age) fed to its own layer: not the features
@@ -209,3 +213,87 @@ class UnnormalizedInput(Check):
                 self.report(ev.where, {"abs_max": absmax, "std": std, "batches_raw": self.hits,
                                        "batches_checked": self.checked, "input_shape": list(x.shape)},
                             absmax=absmax, std=std, hits=self.hits, checked=self.checked)
+
+
+@register
+class UncenteredInput(Check):
+    id = "uncentered-input"
+    severity = "info"
+    summary = "tabular input features sit far from zero (mean many standard deviations away): not standardized"
+    text = {
+        "en": Text(
+            title="The input features are not standardized",
+            message="Over the {rows} input samples seen on the steps checked, {count} of {columns} feature columns sit "
+                    "far from zero: their mean is {worst}x their standard deviation away from 0 (column {column}: mean "
+                    "{mean}, std {std}). A network learns fastest from features centred at 0 with a spread near 1; "
+                    "offset features make the first layer's steps lopsided, so plain SGD needs a smaller learning "
+                    "rate and many more steps, and a short run can end far from what the model could reach. This is "
+                    "advice from {rows} samples, not a verdict: training may still succeed, only slower.",
+            fix="standardize each feature with the training set's statistics, once, before training: "
+                "mean, std = X_train.mean(0), X_train.std(0); X_train = (X_train - mean) / std; "
+                "X_val = (X_val - mean) / std  # or sklearn.preprocessing.StandardScaler"),
+        "zh": Text(
+            title="输入特征没有标准化",
+            message="在检查的步骤里看到的 {rows} 个输入样本中，{columns} 个特征列里有 {count} 个离 0 很远：均值离 0 有标准差的 "
+                    "{worst} 倍（第 {column} 列：均值 {mean}，标准差 {std}）。网络从以 0 为中心、离散程度接近 1 的特征学得最快；"
+                    "偏离 0 的特征会让第一层的更新方向失衡，普通 SGD 只能用更小的学习率、走多得多的步数，短时间的训练可能离模型"
+                    "本来能达到的效果还很远。这是根据 {rows} 个样本给出的建议，而不是定论：训练仍可能成功，只是更慢。",
+            fix="在训练前用训练集的统计量对每个特征做一次标准化：mean, std = X_train.mean(0), X_train.std(0); "
+                "X_train = (X_train - mean) / std; X_val = (X_val - mean) / std  # 或使用 sklearn.preprocessing.StandardScaler"),
+    }
+
+    ROWS = 20  # samples needed before judging (a per-sample loop shows one per sampled step)
+    KEEP = 512  # samples kept at most
+    OFFSET = 3.0  # a column whose |mean| is this many standard deviations or more sits far from zero
+    MAX_COLUMNS = 256  # wider inputs (pixels, embeddings) are not tabular features
+
+    def __init__(self, session):  # type: ignore[no-untyped-def]
+        super().__init__(session)
+        self.rows: list[torch.Tensor] = []
+        self.kept = 0
+        self.where: str | None = None
+        self.off = False
+
+    @sampled_only
+    def on_forward(self, ev: ForwardEvent) -> None:
+        if self.off or self.reported or self.kept >= self.KEEP or not ev.grad_enabled or not ev.leaf_calls:
+            return
+        if not self.session.has_parameters(ev.module):
+            return
+        first, x, _ = ev.leaf_calls[0]
+        if isinstance(first, _NORM_LAYERS) or not isinstance(first, nn.Linear):
+            self.off = isinstance(first, _NORM_LAYERS)  # a model that normalizes its input itself
+            return
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.ndim not in (1, 2) or x.is_sparse:
+            return
+        if not 2 <= x.shape[-1] <= self.MAX_COLUMNS:
+            return
+        rows = x.detach().reshape(-1, x.shape[-1])[:64].float().cpu()
+        self.rows.append(rows)
+        self.kept += rows.shape[0]
+        self.where = self.where or ev.where
+
+    def on_end(self) -> None:
+        if self.off or self.reported or self.kept < self.ROWS:
+            return
+        widths = {r.shape[1] for r in self.rows}
+        if len(widths) != 1:
+            return
+        data = torch.cat(self.rows)
+        if not bool(torch.isfinite(data).all()):
+            return
+        mean, std = data.mean(0), data.std(0)
+        # Columns with a spread and more than two values (one-hot and binary flags sit at 0/1 by design).
+        varied = [j for j in range(data.shape[1]) if std[j] > 0 and torch.unique(data[:, j]).numel() > 2]
+        if not varied:
+            return
+        offsets = {j: float(mean[j].abs() / std[j]) for j in varied}
+        far = [j for j in varied if offsets[j] >= self.OFFSET]
+        if not far or 2 * len(far) < len(varied):
+            return
+        worst = max(far, key=lambda j: offsets[j])
+        self.report(self.where, {"samples": int(data.shape[0]), "columns": len(varied), "offset_columns": len(far),
+                                 "largest_offset": offsets[worst], "column": worst,
+                                 "column_mean": float(mean[worst]), "column_std": float(std[worst])},
+                    rows=int(data.shape[0]), count=len(far), columns=len(varied), worst=f"{offsets[worst]:.3g}",
+                    column=worst, mean=f"{float(mean[worst]):.4g}", std=f"{float(std[worst]):.3g}")

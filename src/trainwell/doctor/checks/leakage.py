@@ -32,6 +32,7 @@ from trainwell.doctor.events import ForwardEvent, StepEvent
 COLUMNS = 256  # elements per sample that go into its fingerprint
 MAX_TRAIN = 300_000  # fingerprints kept (memory stays bounded on big datasets)
 MAX_EVAL = 100_000
+MAX_SOURCES = 64  # training sources kept per model (inputs made anew each step are not worth more)
 MAX_PENDING = 200_000  # rows waiting to be read back
 KEEP_BYTES = 16 * 2**20  # inputs kept unhashed between sampled steps (bigger ones are fingerprinted at once)
 
@@ -162,6 +163,8 @@ class SplitLeakage(Check):
         self.batches = 0  # the session's batch count at the last model call: more now means a fresh batch
         self.where: str | None = None
         self.repeats: set[int] = set()  # models whose training inputs read back lately were almost all known
+        # model number -> where its training inputs came from: ("loader", dataset id) or ("tensor", number)
+        self.train_sources: dict[int, set[tuple[str, Any]]] = {}
 
     def on_forward(self, ev: ForwardEvent) -> None:
         s = self.session
@@ -183,6 +186,9 @@ class SplitLeakage(Check):
                 model = self.numbers[ev.module] = next(self.counter)
             self.last_model = (weakref.ref(ev.module), model)
         if ev.grad_enabled:
+            sources = self.train_sources.setdefault(model, set())
+            if len(sources) < MAX_SOURCES:  # where its training inputs come from (a loader's dataset, a tensor)
+                sources.add(("loader", batch) if batch is not None else ("tensor", self._tensor_number(x)))
             if not self.train_values.full:
                 self.train_values.add(x)
             if self.train_size < MAX_TRAIN:
@@ -316,7 +322,7 @@ class SplitLeakage(Check):
             r, kept = first.setdefault(key, (i, []))
             if r == i:
                 kept.extend(rows)
-        judged: list[tuple[float, int, int]] = []
+        judged: list[tuple[float, int, int, bool]] = []
         for (model, source), seen in units.items():
             train, rows = self.train.get(model, set()), first[(model, source)][1]
             overlap = leaked[(model, source)]
@@ -326,18 +332,64 @@ class SplitLeakage(Check):
                 continue  # discrete data with many identical samples: a row recurs by chance on both sides
             # (Continuous values do not repeat by chance: identical rows are copies, oversampled before the split
             # or duplicate records in the data.)
-            judged.append((len(overlap) / len(seen), len(seen), len(train)))
+            same = source in self.train_sources.get(model, set())  # a slice of the training tensor / dataset
+            judged.append((len(overlap) / len(seen), len(seen), len(train), same))
         if not judged:
             return  # nothing evaluated
         # A set that shares a quarter or more, but not nearly all, of its rows with training is never a
         # training-set metric (an index typo: val = X[600:1000] next to X[:900]): reported even when a clean
         # held-out set exists too. A set (nearly) wholly trained on next to a clean one is a training-set metric.
         partial = [j for j in judged if self.PARTIAL <= j[0] < self.WHOLE]
-        if min(s for s, _, _ in judged) < self.CLEAN and not partial:
+        if min(j[0] for j in judged) < self.CLEAN and not partial:
             return  # a clean held-out set exists
-        share, count, trained = max(partial or judged)
-        if share < self.PARTIAL or (share >= self.WHOLE and count >= 0.8 * trained):
-            return  # little overlap, or the whole training set evaluated (a training-set metric)
+        share, count, trained, same = max(partial or judged)
+        if share < self.PARTIAL:
+            return  # little overlap
+        if share >= self.WHOLE and (same or count >= 0.8 * trained):
+            # Every set evaluated is (nearly) all training rows, and is the training data itself (a slice of the
+            # tensor or the dataset it trains on, or nearly all of it): no held-out data at all, not a leak.
+            self._no_validation(count, trained, share)
+            return
         self.report(self.where, {"evaluated_samples": count, "also_in_training": round(share * count),
                                  "share": round(share, 3), "training_samples_seen": trained},
                     share=f"{share:.0%}", count=count)
+
+    def _no_validation(self, count: int, trained: int, share: float) -> None:
+        sibling = next((c for c in self.session.checks if c.id == NoValidation.id), None)
+        if sibling is not None:
+            sibling.report(self.where, {"evaluated_samples": count, "also_in_training": round(share * count),
+                                        "training_samples_seen": trained},
+                           count=count, trained=trained)
+
+
+@register
+class NoValidation(Check):
+    """Reported by ``split-leakage``, which sees every input (this check has no handlers of its own)."""
+
+    id = "no-validation"
+    severity = "info"
+    summary = "the model is only ever evaluated on rows it trains on: there is no validation data"
+    text = {
+        "en": Text(
+            title="No validation data: the model is only evaluated on rows it trains on",
+            message="Every sample the model was evaluated on (under no_grad; {count} distinct samples) is a "
+                    "training sample, taken from the same data it trains on ({trained} distinct training samples "
+                    "seen), and no held-out data was evaluated at all. The score printed is a training score: it "
+                    "shows whether the model fits what it has seen, not how it does on new data, so it cannot tell "
+                    "you about overfitting or when to stop. If those rows were meant as held-out data, they are "
+                    "in the training data too.",
+            fix="split off a validation set once, before training, train on the rest and evaluate on it: "
+                "perm = torch.randperm(len(X)); val_idx, train_idx = perm[:len(X) // 5], perm[len(X) // 5:]  "
+                "# then train on X[train_idx] and evaluate on X[val_idx] (with a Dataset: "
+                "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2]))"),
+        "zh": Text(
+            title="没有验证数据：模型只在它训练用的样本上评估",
+            message="模型（在 no_grad 下）评估的每个样本（共 {count} 个不同样本）都是训练样本，取自它训练用的同一份数据"
+                    "（已见过 {trained} 个不同的训练样本），而且完全没有在留出的数据上评估过。打印出来的成绩是训练成绩："
+                    "它只说明模型能否拟合见过的数据，不能说明它在新数据上的表现，因此无法判断是否过拟合、何时该停止。"
+                    "如果这些样本本来是打算留作验证的，那它们也在训练数据里。",
+            fix="在训练之前一次性划出验证集，用其余部分训练，在验证集上评估："
+                "perm = torch.randperm(len(X)); val_idx, train_idx = perm[:len(X) // 5], perm[len(X) // 5:]  "
+                "# 然后用 X[train_idx] 训练，用 X[val_idx] 评估（用 Dataset 时："
+                "train_set, val_set = torch.utils.data.random_split(dataset, [0.8, 0.2])）"),
+    }

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -17,14 +19,18 @@ from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import change_norms, norms
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 from trainwell.doctor.checks._loss_jumps import LabelMix, unsettled
+from trainwell.doctor.checks._names import UserNames
 from trainwell.doctor.checks.shuffling import class_targets
 from trainwell.doctor.lang import pick, told
 
 if TYPE_CHECKING:
     from trainwell.doctor.session import Session
 
+# Optimizers whose step size does not grow with the gradient (per-weight adaptive, sign-based, quasi-Newton): how
+# fast the loss grew says nothing about how much smaller their rate must be.
 _ADAPTIVE = (torch.optim.Adam, torch.optim.AdamW, torch.optim.Adamax, torch.optim.NAdam, torch.optim.RAdam,
-             torch.optim.RMSprop, torch.optim.Adagrad, torch.optim.Adadelta)
+             torch.optim.RMSprop, torch.optim.Adagrad, torch.optim.Adadelta, torch.optim.Rprop,
+             torch.optim.SparseAdam, torch.optim.LBFGS)
 
 
 def current_lr(optimizer: torch.optim.Optimizer) -> float:
@@ -32,9 +38,41 @@ def current_lr(optimizer: torch.optim.Optimizer) -> float:
     return max(float(g.get("lr", 0.0)) for g in optimizer.param_groups)
 
 
-def optimizer_call(optimizer: torch.optim.Optimizer, lr: float) -> str:
-    """``torch.optim.Adam(model.parameters(), lr=0.001)`` for the fix line."""
-    return f"torch.optim.{type(optimizer).__name__}(model.parameters(), lr={lr:.2g})"
+def optimizer_call(optimizer: torch.optim.Optimizer, lr: float, names: UserNames | None = None) -> str:
+    """``opt = torch.optim.Adam(net.parameters(), lr=0.001)`` for the fix line, in the user's names when known."""
+    names = names or UserNames()
+    return f"{names.optimizer} = torch.optim.{type(optimizer).__name__}({names.params}, lr={lr:.2g})"
+
+
+# The learning rate each optimizer's own scale starts from: its default where that is what people use, else the
+# rate most setups start from. Every learning-rate judgement is made against this scale, not one number for all:
+# Adadelta's lr multiplies an update that is already adapted (default 1.0), LBFGS takes quasi-Newton steps
+# (default 1, with or without line search), Rprop's lr is only each weight's first step.
+USUAL_LR: tuple[tuple[type[torch.optim.Optimizer], float], ...] = (
+    (torch.optim.Adadelta, 1.0),
+    (torch.optim.LBFGS, 1.0),
+    (torch.optim.Adagrad, 1e-2),
+    (torch.optim.Rprop, 1e-2),
+    (torch.optim.SparseAdam, 1e-3),
+    (torch.optim.Adamax, 2e-3),
+    (torch.optim.ASGD, 1e-2),
+    (torch.optim.Adam, 1e-3), (torch.optim.AdamW, 1e-3), (torch.optim.NAdam, 1e-3), (torch.optim.RAdam, 1e-3),
+    (torch.optim.RMSprop, 1e-3),
+    (torch.optim.SGD, 1e-2),
+)
+
+
+def usual_lr(optimizer: torch.optim.Optimizer) -> float:
+    """The learning rate most setups of this optimizer start from (1e-2 for one not in ``USUAL_LR``)."""
+    return next((lr for cls, lr in USUAL_LR if isinstance(optimizer, cls)), 1e-2)
+
+
+def _nice_below(x: float) -> float:
+    """The largest of 1, 2, 5 times a power of ten that is not above ``x``."""
+    if x <= 0 or not math.isfinite(x):
+        return x
+    power = 10.0 ** math.floor(math.log10(x))
+    return next(m * power for m in (5, 2, 1) if m * power <= x * (1 + 1e-9))
 
 
 def loss_classes(ev: LossEvent) -> int:
@@ -56,9 +94,6 @@ SETTLE = ("The batches held as many different classes as shuffled data does, so 
           "others learned, and the model ends worse than it could.",
           "各批次包含的类别数和打乱后的数据一样多，所以这不是数据顺序造成的：学习率为 {lr} 时更新一次次越过最小值，"
           "每一步都抵消掉其他步学到的一部分，模型最终比本来能达到的要差。")
-REMEDY_SETTLE = ("use a learning rate 3-10x smaller, or lower it during training "
-                 "(torch.optim.lr_scheduler.CosineAnnealingLR)",
-                 "把学习率调小 3-10 倍，或在训练中逐步降低它（torch.optim.lr_scheduler.CosineAnnealingLR）")
 
 
 @register
@@ -73,12 +108,12 @@ class LrTooHigh(Check):
             title="The learning rate {lr} is too high: {headline}",
             general="The learning rate is too high: the loss blows up or never settles",
             message="{story}",
-            fix="{remedy}: optimizer = {call}"),
+            fix="{remedy}: {call}"),
         "zh": Text(
             title="学习率 {lr} 太大：{headline}",
             general="学习率太大：损失爆炸或始终稳定不下来",
             message="{story}",
-            fix="{remedy}：optimizer = {call}"),
+            fix="{remedy}：{call}"),
     }
     # The two ways a too-high rate shows: the loss blows up early, or it never settles (see _loss_jumps).
     WORDS = {
@@ -89,7 +124,6 @@ class LrTooHigh(Check):
                       "grows instead of shrinking (and then the weights become inf/NaN or the network dies).",
                       "在最初的 {steps} 次优化器更新内，损失从 {start} 变成了 {value}，而输入都是有限值。"
                       "学习率为 {lr} 时每次更新都越过了最小值，损失不降反升（随后权重变成 inf/NaN，或者网络“死掉”）。"),
-            "remedy": ("use a learning rate about 10x smaller", "把学习率调小约 10 倍"),
         },
         "jumps": {
             "headline": ("the loss never settles", "损失始终稳定不下来"),
@@ -98,7 +132,6 @@ class LrTooHigh(Check):
                       "as high as {value}. {settle}",
                       "在训练的最后四分之一里，{checked} 个损失中有 {count} 个（{share}）跳到了它前面 20 个损失中位数的 "
                       "2 倍以上，并且至少达到起始损失（{start}）的四分之一，最高达到 {value}。{settle}"),
-            "remedy": REMEDY_SETTLE,
         },
         "relapse": {
             "headline": ("the loss never settles", "损失始终稳定不下来"),
@@ -108,7 +141,6 @@ class LrTooHigh(Check):
                       "在训练的后半段，{checked} 个损失中有 {count} 个跳到了它前面 20 个损失中位数的 2 倍以上，"
                       "并且比最初的损失（{start}）还高，最高达到 {value}："
                       "在这些批次上模型比训练之前还差。{settle}"),
-            "remedy": REMEDY_SETTLE,
         },
     }
 
@@ -121,6 +153,11 @@ class LrTooHigh(Check):
     JUMP = 3.0  # a loss this many times the start, and the run never gets below the start again, or...
     JUMP_END = 0.6  # ...two losses that high, and the run ends no lower than this fraction of the start
     MAX_STEPS = 200  # only the start of training is judged
+    SETTLE_SCALE = 3.0  # a loss that never settles is the rate's doing only at this many times the optimizer's
+    #                     usual rate or more (the sweeps: Adam at 30x; at its own scale, e.g. Adadelta at 1.0, the
+    #                     jumps of a noisy run are the data's)
+    MAX_CUT = 100.0  # the most the measured growth of a blow-up is taken to call for
+    FELL = 0.98  # a rate the loss was seen to fall at: the last losses at it below this share of the first ones
 
     def __init__(self, session: Session) -> None:
         super().__init__(session)
@@ -138,6 +175,9 @@ class LrTooHigh(Check):
         self.n_losses = 0
         self.off = False  # no scale to judge: negative losses, no finite start, an inf/NaN seen, a GAN
         self.mix = LabelMix()  # the classes of training batches, on sampled steps (for the jumps at the end)
+        self.rates: list[tuple[int, float]] = []  # (step, learning rate) each time a sampled step saw it change
+        self.names = UserNames()  # the user's names for the optimizer and what it trains (for the fix)
+        self.named: Any = None  # a weak reference to the optimizer ``names`` are for
 
     def on_forward(self, ev: ForwardEvent) -> None:
         # The model's input; loss modules (no parameters) get the model's output, which may be inf.
@@ -167,10 +207,21 @@ class LrTooHigh(Check):
                 self.mix.add(targets)
 
     def on_step(self, ev: StepEvent) -> None:
-        self.optimizers.add(id(ev.optimizer))
-        self.opt = ev.optimizer
+        opt = ev.optimizer
+        self.optimizers.add(id(opt))
+        self.opt = opt
         if self.step_where is None or self.session.sampled:  # finding the line walks the stack: not every step
             self.step_where = ev.where
+            lr = current_lr(opt)
+            if not self.rates or self.rates[-1][1] != lr:
+                self.rates.append((self.session.step, lr))
+            if isinstance(opt, torch.optim.LBFGS) and opt.defaults.get("line_search_fn") is not None:
+                # Its losses include the line search's trial points, and the search only accepts steps that
+                # lower the loss: the curve is not a rate's to judge.
+                self.off = True
+            if self.named is None or self.named() is not opt:
+                self.names = UserNames.of(sys._getframe(), opt)
+                self.named = weakref.ref(opt)
 
     @sampled_only  # the losses since the last sampled step are read back together: other steps never wait
     def on_backward(self, ev: BackwardEvent) -> None:
@@ -230,7 +281,8 @@ class LrTooHigh(Check):
         if (self.top[0] >= self.JUMP * base and all(math.isfinite(x) for x in tail)
                 and statistics.fmean(tail) >= end * base and self.inputs_finite()):
             self.fire(None, self.top[0], self.top_step)
-        elif self.mix.mixed():  # cheap, and off for every run without class targets: before the loss scan
+        elif self.mix.mixed() and current_lr(self.opt) >= self.SETTLE_SCALE * usual_lr(self.opt):
+            # (cheap, and off for every run without class targets or at the optimizer's own scale: before the scan)
             found = unsettled(losses, base)
             if found is not None and self.inputs_finite():
                 self.fire(None, found.highest, self.session.step, found.form, count=found.count,
@@ -256,11 +308,95 @@ class LrTooHigh(Check):
         shown = {"lr": f"{lr:.4g}", "start": f"{start:.4g}", "value": f"{value:.4g}", "steps": steps, **values}
         settle = pick(self.session.lang, *SETTLE).format(**shown)
         words = told(self.session.lang, self.WORDS[form], settle=settle, **shown)
-        evidence = {"start_loss": start, "loss": value, "lr": lr, "step": step, "form": form}
+        peak = value if math.isfinite(value) else max(self.top[0], start)
+        new, basis = self.suggest(lr, peak / start, steps, form)
+        usual = usual_lr(self.opt)
+        name = type(self.opt).__name__
+        lang = self.session.lang
+        if lr > usual * 1.001:
+            scale = pick(lang, f" {lr:.4g} is {lr / usual:.3g}x the rate {name} is usually run at ({usual:g}).",
+                         f"{lr:.4g} 是 {name} 常用学习率（{usual:g}）的 {lr / usual:.3g} 倍。")
+        else:  # at the optimizer's own scale or below: the data's scale makes the steps too big
+            scale = pick(lang, f" {lr:.4g} is not above the rate {name} is usually run at ({usual:g}), so the steps are "
+                               f"too large for this data's scale: check that the inputs and the regression targets "
+                               f"are standardised (mean 0, std 1) as well.",
+                         f"{lr:.4g} 并不高于 {name} 常用的学习率（{usual:g}），所以是这份数据的尺度让每一步都太大："
+                         f"也请检查输入和回归目标是否已标准化（均值 0、标准差 1）。")
+        words["story"] += scale
+        if step < 20 and peak < 20 * start:  # an early verdict on a moderate rise: say how sure it is
+            words["story"] += self._short_note(step)
+        words["remedy"] = basis
+        evidence = {"start_loss": start, "loss": value, "lr": lr, "step": step, "form": form, "suggested_lr": new,
+                    "usual_lr": usual}
         if form != "blowup":
             evidence["class_mix"] = self.mix.ratio()  # distinct classes per batch over what shuffled data gives
         evidence.update({k: v for k, v in values.items() if not isinstance(v, str)})
-        self.report(self.step_where or where, evidence, lr=lr, call=optimizer_call(self.opt, lr / 10), **words)
+        self.report(self.step_where or where, evidence, lr=lr, call=optimizer_call(self.opt, new, self.names), **words)
+
+    def _short_note(self, step: int) -> str:
+        """How sure a verdict reached within the first few steps is."""
+        return pick(self.session.lang,
+                    f" (Seen within the first {max(step, 1)} steps: a likely sign, not proof; a run this short cannot "
+                    f"show whether the loss would have come back down.)",
+                    f"（在最初 {max(step, 1)} 步内观察到：这是很可能的迹象，而不是证明；这么短的训练无法说明损失之后"
+                    f"是否会降回来。）")
+
+    def suggest(self, lr: float, growth: float, steps: int, form: str) -> tuple[float, str]:
+        """A learning rate the run's evidence supports, and why (en or zh): the largest rate the loss was seen to
+        fall at, else one as much below ``lr`` as the measured growth calls for (a step that overshoots a
+        quadratic minimum multiplies the loss by (1 - lr * curvature)^2 per step: from the growth per step, the
+        rate that lands at a quarter of the edge of stability, below at least 10x smaller), never above the
+        optimizer's usual scale when ``lr`` is above it."""
+        lang = self.session.lang
+        fell = self._fell_at(lr)
+        if fell is not None:
+            return fell, pick(lang, f"use the rate the loss was seen to fall at earlier in this run, {fell:.2g}",
+                              f"使用本次训练早些时候损失确实在下降时的学习率 {fell:.2g}")
+        assert self.opt is not None
+        usual = usual_lr(self.opt)
+        factor = 10.0
+        why_en, why_zh = "about 10x smaller", "约小 10 倍"
+        if form == "blowup" and not isinstance(self.opt, _ADAPTIVE) and growth > 1:
+            per_step = growth ** (1 / max(steps, 1))
+            # lr * curvature was 1 + sqrt(growth per step) (above 2: diverging); a network's loss can grow faster
+            # than a quadratic's once it overflows, so the growth supports at most a hundredfold cut.
+            need = min(2 * (1 + math.sqrt(per_step)), self.MAX_CUT)
+            if need > factor:
+                factor = need
+                if need < self.MAX_CUT:
+                    why_en = (f"{need:.3g}x smaller: the loss grew {per_step:.3g}x per step, so each step overshot "
+                              f"the minimum about {(math.sqrt(per_step) + 1) / 2:.3g}x too far")
+                    why_zh = (f"小 {need:.3g} 倍：损失每步增长 {per_step:.3g} 倍，说明每一步越过最小值约 "
+                              f"{(math.sqrt(per_step) + 1) / 2:.3g} 倍")
+                else:
+                    why_en = f"{need:.3g}x smaller: the loss grew {per_step:.3g}x per step, which calls for at least that"
+                    why_zh = f"小 {need:.3g} 倍：损失每步增长 {per_step:.3g} 倍，至少需要缩小这么多"
+        new = lr / factor
+        if lr > usual * 1.001 and new > usual:
+            new = usual
+            why_en, why_zh = f"the rate {type(self.opt).__name__} is usually run at", f"{type(self.opt).__name__} 常用的学习率"
+        new = _nice_below(new)
+        return new, pick(lang, f"use a learning rate of {new:.2g} ({why_en}), or lower it during training "
+                               f"(torch.optim.lr_scheduler.CosineAnnealingLR)" if form != "blowup" else
+                         f"use a learning rate of {new:.2g} ({why_en})",
+                         f"把学习率设为 {new:.2g}（{why_zh}），或在训练中逐步降低它"
+                         f"（torch.optim.lr_scheduler.CosineAnnealingLR）" if form != "blowup" else
+                         f"把学习率设为 {new:.2g}（{why_zh}）")
+
+    def _fell_at(self, lr: float) -> float | None:
+        """The largest learning rate below ``lr / 2`` at which the loss was seen to fall (a warm-up or a schedule
+        that changed the rate), else None."""
+        losses, steps = self.session.losses, self.session.loss_steps
+        best: float | None = None
+        for i, (begin, rate) in enumerate(self.rates):
+            end = self.rates[i + 1][0] if i + 1 < len(self.rates) else math.inf
+            if not 0 < rate <= lr / 2:
+                continue
+            at = [x for x, s in zip(losses, steps) if begin <= s < end and math.isfinite(x)]
+            k = len(at) // 3
+            if k >= 2 and statistics.fmean(at[-k:]) < self.FELL * statistics.fmean(at[:k]):
+                best = rate if best is None else max(best, rate)
+        return best
 
 
 def stalled_loss(losses: list[float], share: float) -> tuple[float, float] | None:
@@ -322,12 +458,12 @@ class LrTooLow(Check):
             general="The learning rate is too low: training crawls",
             message="{story} With learning rate {lr} the model would need many times more steps to learn what it "
                     "could.",
-            fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1): optimizer = {call}"),
+            fix="raise the learning rate (Adam-like: ~1e-3, SGD: ~1e-2 to 1e-1, Adadelta: 1.0): {call}"),
         "zh": Text(
             title="学习率 {lr} 太小：{headline}",
             general="学习率太小：训练进展极慢",
             message="{story}学习率为 {lr} 时，模型需要多得多的步数才能学到它本来能学到的东西。",
-            fix="调大学习率（Adam 类约 1e-3，SGD 约 1e-2 到 1e-1）：optimizer = {call}"),
+            fix="调大学习率（Adam 类约 1e-3，SGD 约 1e-2 到 1e-1，Adadelta 为 1.0）：{call}"),
     }
 
     SLOW = 2e-4  # ||Δw|| / ||w|| per step below this is too slow (Adam at lr 1e-3 moves an MLP by 1e-3 to 5e-3)...
@@ -340,6 +476,7 @@ class LrTooLow(Check):
         self.pending: list[tuple[torch.Tensor, torch.Tensor, float, float]] = []
         self.samples: dict[int, list[float]] = {}  # optimizer id -> update ratio per sampled step (inf: no live grad)
         self.opts: dict[int, torch.optim.Optimizer] = {}
+        self.names: dict[int, UserNames] = {}  # optimizer id -> the user's names for it and what it trains
         self.lrs: dict[int, tuple[float, float, float]] = {}  # optimizer id -> (first, largest, last) sampled lr
         self.classes = 0  # C of the cross-entropy / NLL loss seen on sampled steps (0: another loss)
         self.where: str | None = None
@@ -372,6 +509,8 @@ class LrTooLow(Check):
         key, lr = id(ev.optimizer), current_lr(ev.optimizer)
         first, top, _ = self.lrs.get(key, (lr, lr, lr))
         self.lrs[key] = (first, max(top, lr), lr)
+        if self.opts.get(key) is not ev.optimizer:
+            self.names[key] = UserNames.of(sys._getframe(), ev.optimizer)
         self.opts[key] = ev.optimizer
         if self.where is None:  # finding the line walks the stack: once, and again on steps that are measured
             self.where = ev.where
@@ -408,17 +547,18 @@ class LrTooLow(Check):
                 ratio = statistics.median(ratios)
                 self.report(self.where, {"median_update_ratio": ratio, "lr": lr,
                                          "samples": len(ratios), "loss_start": start, "loss_end": end},
-                            lr=lr, call=optimizer_call(opt, _usual_lr(opt)),
+                            lr=lr, call=optimizer_call(opt, _usual_lr(opt), self.names.get(key)),
                             headline=pick(s.lang, "the weights barely move", "权重几乎不动"),
                             story=pick(
                                 s.lang,
                                 f"On {len(ratios)} checked steps, optimizer.step() changed the weight matrices by "
                                 f"only {ratio:.3g} of their size (median; healthy training changes them by about "
                                 f"1e-3 to 1e-2 per step), and over {s.step} steps the loss only went from "
-                                f"{start:.4g} to {end:.4g}.",
+                                f"{start:.4g} to {end:.4g}."
+                                + (f" After only {s.step} steps, this is a likely sign, not proof." if short else ""),
                                 f"在检查的 {len(ratios)} 步中，optimizer.step() 只让权重矩阵变化了其大小的 {ratio:.3g}"
                                 f"（中位数；正常训练每步约变化 1e-3 到 1e-2），{s.step} 步下来损失只从 {start:.4g} "
-                                f"降到 {end:.4g}。"))
+                                f"降到 {end:.4g}。" + (f"只训练了 {s.step} 步，这是很可能的迹象，而不是证明。" if short else "")))
                 return
         self._slow_start()
 
@@ -488,12 +628,14 @@ class LrTooLow(Check):
                 f"{usual:g} 小了 {usual / lr:.0f} 倍。")
         else:
             return
-        self.report(self.where, evidence, lr=lr, call=optimizer_call(opt, usual), headline=headline, story=story)
+        self.report(self.where, evidence, lr=lr, call=optimizer_call(opt, usual, self.names.get(key)),
+                    headline=headline, story=story)
 
 
 def _usual_lr(optimizer: torch.optim.Optimizer) -> float:
-    """The learning rate most setups start from: 1e-3 for Adam-like optimizers, 1e-2 for SGD."""
-    return 1e-3 if isinstance(optimizer, _ADAPTIVE) else 1e-2
+    """The learning rate most setups start from, per optimizer (``USUAL_LR``: Adam-like 1e-3, SGD 1e-2,
+    Adadelta 1.0, ...)."""
+    return usual_lr(optimizer)
 
 
 def _frozen(losses: list[float]) -> bool:

@@ -6,7 +6,9 @@ prediction, and the loss levels off at the targets' spread. PyTorch only warns, 
 away. Judged from the shapes, on a loss that trains (its input has a gradient): both sides must grow when
 broadcast, so a target given as one number (0-d, or expanded) is not this bug, nor a target whose values are
 all equal (``torch.ones(N)`` against a discriminator's (N, 1) scores gives the same loss either way), nor a
-``reduction="none"`` call (pairwise distances taken on purpose).
+``reduction="none"`` call (pairwise distances taken on purpose). One side grows too when it is one column against
+the other's C > 1 ((N, 1) against (N, C), either way round): a model with C outputs fitted to one target per sample
+regresses every output to it (or one output to the mean of C targets).
 
 The same error written by hand (``((pred - y) ** 2).mean()``, ``(pred - y).abs().sum() / len(y)``) has no
 loss function to watch. On sampled steps, a scalar loss that is a mean or sum (maybe divided or scaled once)
@@ -42,12 +44,25 @@ _STORY = {
                 "手写的平方 / 绝对误差用模型形状为 {pred} 的输出减去目标，差的形状却是 {both}：目标的形状是 {target}，"
                 "与输出不同"),
 }
+_CONSEQUENCE = {
+    "pairs": (" instead of pairing each prediction with its own target, so the loss averages over all pairs. The best "
+              "the model can then do is give every sample the same prediction (for a squared error, the targets' "
+              "mean): the loss stops near the targets' spread and the predictions ignore the inputs.",
+              "，而不是把每个预测与它自己的目标配对，于是损失是在所有配对上取平均。这样模型最多只能对所有样本给出"
+              "同一个预测（平方误差下即目标的均值）：损失停在目标的离散程度附近，预测与输入无关。"),
+    "stretched": (". The model is trained to give the same value in every column (or one value for several different "
+                  "targets, their mean), which is not what the targets mean.",
+                  "。模型被训练成在每一列输出同一个值（或用一个值去拟合几个不同的目标，即它们的均值），"
+                  "这不是目标的本意。"),
+}
 _WHY = {
     "prediction_column": ("the predictions have a trailing dimension of 1 that the targets lack",
                           "预测比目标多了一个大小为 1 的末尾维度"),
     "target_column": ("the targets have a trailing dimension of 1 that the predictions lack",
                       "目标比预测多了一个大小为 1 的末尾维度"),
     "other": ("the two shapes differ", "两者形状不同"),
+    "stretched": ("one of them has one column where the other has {c}, so that one value is compared with each of "
+                  "the {c} columns", "其中一个只有 1 列而另一个有 {c} 列，于是这一个值要和那 {c} 列逐一比较"),
 }
 _FIX = {
     "prediction_column": ("drop the prediction's last dimension (or give the targets one): "
@@ -61,6 +76,10 @@ _FIX = {
     "other": ("give the predictions and the targets the same shape before the loss "
               "(check the model's last layer and how the targets are built): assert pred.shape == y.shape",
               "在计算损失之前让预测和目标形状一致（检查模型最后一层和目标的构造方式）：assert pred.shape == y.shape"),
+    "stretched": ("give the model as many outputs as each sample has targets (the last layer's out_features), "
+                  "or the targets the model's shape: assert pred.shape == y.shape",
+                  "让模型的输出个数等于每个样本的目标个数（最后一层的 out_features），或让目标与模型输出形状一致："
+                  "assert pred.shape == y.shape"),
     "by_hand_column": ("give the targets the output's shape before subtracting: "
                        "loss = ((pred - y.view(-1, 1)) ** 2).mean()  # or pred.squeeze(-1) - y",
                        "相减之前先让目标与输出形状一致：loss = ((pred - y.view(-1, 1)) ** 2).mean()  # 或 pred.squeeze(-1) - y"),
@@ -76,6 +95,14 @@ def _kind(pred: torch.Size, target: torch.Size) -> str:
     if target[-1:] == (1,) and target[:-1] == pred:
         return "target_column"
     return "other"
+
+
+def _stretched(pred: torch.Size, target: torch.Size) -> bool:
+    """(N, C) against (N, 1), either way round, with C > 1: each sample's one value is compared with C others (a
+    model with C outputs fitted to one target per sample, or one output fitted to C targets)."""
+    if len(pred) != len(target) or len(pred) < 2 or pred[:-1] != target[:-1]:
+        return False
+    return min(pred[-1], target[-1]) == 1 and max(pred[-1], target[-1]) > 1
 
 
 def _first(node: Any) -> Any:
@@ -109,17 +136,12 @@ class LossBroadcast(Check):
                "or in a squared / absolute error (or its root) written by hand")
     text = {
         "en": Text(
-            title="The loss compares every prediction with every target",
-            message="{story} instead of pairing each prediction with its own target, so the loss averages over all "
-                    "pairs. The best the model can then do is give every sample the same prediction (for a squared "
-                    "error, the targets' mean): the loss stops near the targets' spread and the predictions ignore "
-                    "the inputs.",
+            title="The loss compares predictions with targets that are not their own",
+            message="{story}{consequence}",
             fix="{remedy}"),
         "zh": Text(
-            title="损失把每个预测和每个目标都比较了一遍",
-            message="{story}，而不是把每个预测与它自己的目标配对，于是损失是在所有配对上取平均。"
-                    "这样模型最多只能对所有样本给出同一个预测（平方误差下即目标的均值）：损失停在目标的离散程度附近，"
-                    "预测与输入无关。",
+            title="损失把预测和不属于它的目标作比较",
+            message="{story}{consequence}",
             fix="{remedy}"),
     }
 
@@ -143,15 +165,16 @@ class LossBroadcast(Check):
         except RuntimeError:
             return  # the loss raises: shape-mismatch explains the error
         n = math.prod(both)
-        if n <= pred.numel() or n <= target.numel():
+        kind = "stretched" if _stretched(pred.shape, target.shape) else None
+        if kind is None and (n <= pred.numel() or n <= target.numel()):
             return  # one side is stretched over the other (a constant target): each prediction keeps one target
         flat = target.detach().reshape(-1)
         if bool((flat == flat[0]).all()):
             return  # one value for every sample (a GAN's real / fake label): the pairs give the same loss
-        kind, lang = _kind(pred.shape, target.shape), self.session.lang
+        kind, lang = kind or _kind(pred.shape, target.shape), self.session.lang
+        why = pick(lang, *_WHY[kind]).format(c=max(pred.shape[-1], target.shape[-1]) if pred.ndim else 1)
         story = pick(lang, *_STORY["loss"]).format(loss=REGRESSION_LOSSES[ev.name], pred=tuple(pred.shape),
-                                                   target=tuple(target.shape), both=tuple(both),
-                                                   why=pick(lang, *_WHY[kind]))
+                                                   target=tuple(target.shape), both=tuple(both), why=why)
         self._report(ev.where, {"loss": ev.name, "prediction_shape": list(pred.shape),
                                 "target_shape": list(target.shape), "broadcast_shape": list(both)}, story, kind)
 
@@ -198,4 +221,6 @@ class LossBroadcast(Check):
                      story, "by_hand_column" if out == (n, 1) else "by_hand_flat")
 
     def _report(self, where: str | None, evidence: dict[str, Any], story: str, fix: str) -> None:
-        self.report(where, evidence, story=story, remedy=pick(self.session.lang, *_FIX[fix]))
+        lang = self.session.lang
+        consequence = pick(lang, *_CONSEQUENCE["stretched" if fix == "stretched" else "pairs"])
+        self.report(where, evidence, story=story, consequence=consequence, remedy=pick(lang, *_FIX[fix]))

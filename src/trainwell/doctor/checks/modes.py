@@ -19,6 +19,7 @@ from torch.nn.modules.dropout import _DropoutNd
 
 from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import ForwardEvent, StepEvent
+from trainwell.doctor.where import user_name
 
 
 def _mode_dependent(m: nn.Module) -> bool:
@@ -96,14 +97,14 @@ class EvalModeMissing(Check):
                     "and BatchNorm normalizes with the statistics of each evaluation batch and overwrites its "
                     "running averages with evaluation data, so the validation numbers are noisy and too pessimistic, "
                     "and the trained model is changed by evaluating it.",
-            fix="switch modes around evaluation: model.eval()  # before the validation loop; then model.train() "
+            fix="switch modes around evaluation: {name}.eval()  # before the validation loop; then {name}.train() "
                 "before training again"),
         "zh": Text(
             title="评估模型时没有调用 model.eval()",
             message="{model} 在关闭梯度（torch.no_grad）的情况下被调用了 {count} 次，这正是评估的做法，但其中的 {modules} "
                     "仍处于训练模式。Dropout 仍在随机丢弃单元，BatchNorm 用每个评估批次自己的统计量做归一化，"
                     "还会用评估数据覆盖它的滑动平均值，所以验证结果噪声大、偏低，而且评估本身就改动了训练好的模型。",
-            fix="评估前后切换模式：model.eval()  # 在验证循环之前；再次训练前调用 model.train()"),
+            fix="评估前后切换模式：{name}.eval()  # 在验证循环之前；再次训练前调用 {name}.train()"),
     }
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
@@ -142,7 +143,8 @@ class EvalModeMissing(Check):
             kinds = sorted({type(m).__name__ for m in active})
             self.report(ev.where, {"model": type(model).__name__, "no_grad_calls": count,
                                    "modules_in_training_mode": len(active), "module_types": kinds},
-                        model=type(model).__name__, count=count, modules=", ".join(kinds))
+                        model=type(model).__name__, count=count, modules=", ".join(kinds),
+                        name=user_name(model) or "model")  # the script's own name for it, when found
 
     def _evaluation_like(self, model: nn.Module, ev: ForwardEvent) -> bool:
         """Whether this no_grad call, with the one before it, looks like evaluation rather than a step's own use.
@@ -212,14 +214,14 @@ class TrainModeMissing(Check):
                     "Its {modules} behave as at test time: Dropout does nothing, so there is no regularization, "
                     "and BatchNorm uses frozen running statistics instead of the batch's, so it stops adapting and "
                     "training can go worse than it should.",
-            fix="switch back at the start of every training epoch: model.train()  # before the training loop; "
-                "model.eval() only around validation"),
+            fix="switch back at the start of every training epoch: {name}.train()  # before the training loop; "
+                "{name}.eval() only around validation"),
         "zh": Text(
             title="模型在 eval 模式下被训练",
             message="{model} 连续 {count} 个优化步都是在 eval 模式下训练的（调用过 model.eval()，多半是为了验证，"
                     "之后没有再调用 model.train()）。其中的 {modules} 表现得像测试时一样：Dropout 不起作用，失去了正则化；"
                     "BatchNorm 使用冻结的滑动统计量而不是当前批次的统计量，不再随训练调整，训练效果会变差。",
-            fix="每个训练 epoch 开始时切回训练模式：model.train()  # 放在训练循环之前；只在验证前后用 model.eval()"),
+            fix="每个训练 epoch 开始时切回训练模式：{name}.train()  # 放在训练循环之前；只在验证前后用 {name}.eval()"),
     }
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
@@ -280,7 +282,8 @@ class TrainModeMissing(Check):
                 kinds = sorted({type(m).__name__ for m in bad})
                 self.report(where, {"model": type(model).__name__, "steps_in_eval_mode": count,
                                     "modules_in_eval_mode": len(bad), "module_types": kinds},
-                            model=type(model).__name__, count=count, modules=", ".join(kinds))
+                            model=type(model).__name__, count=count, modules=", ".join(kinds),
+                            name=user_name(model) or "model")
                 return
 
     def _owned_params(self) -> set[int]:

@@ -16,15 +16,18 @@ is not reported; nor are new leaves that no optimizer's tensor mirrors
 
 from __future__ import annotations
 
+import sys
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
+from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params
 from trainwell.doctor.checks.zero_grad import _graph_leaves
-from trainwell.doctor.events import BackwardEvent, StepEvent
+from trainwell.doctor.checks._names import UserNames, _scopes
+from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 from trainwell.doctor.lang import pick
 
 if TYPE_CHECKING:
@@ -77,6 +80,11 @@ class ParamsRecreated(Check):
         self.prev_leaves: set[int] = set()
         self.stale_streak = 0
         self.where: str | None = None
+        # Parameters (nn.Parameter) no optimizer owns, new on every iteration: a layer made inside the loop or
+        # inside forward(). id(parameter) -> the layer it belongs to, from the last sampled forward's leaf calls.
+        self.layers: dict[int, nn.Module] = {}
+        self.fresh_streak = 0
+        self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level models seen on sampled steps
 
     def on_step_pre(self, ev: StepEvent) -> None:
         if self.reported:
@@ -94,15 +102,19 @@ class ParamsRecreated(Check):
         self.last_opt, self.last_steps = weakref.ref(opt), 0
         self.seen.add(opt)
         if self.fresh_optimizers >= self.STREAK:
+            names = UserNames.of(sys._getframe(), opt)
+            made = names.params[:-len(".parameters()")] if names.params.endswith(".parameters()") else names.params
             self.report(ev.where, {"optimizers_used_once": self.fresh_optimizers + 1, "shapes": _shapes(params)},
                         story=self._words(
                             f"Each iteration builds a new optimizer over new weight tensors (shapes "
                             f"{', '.join(str(s) for s in _shapes(params))}) and steps it once; the next iteration "
                             f"starts again from freshly created values instead of the updated ones "
-                            f"({self.fresh_optimizers + 1} iterations in a row).",
+                            f"({self.fresh_optimizers + 1} iterations in a row): `{names.optimizer}` and `{made}` are "
+                            f"created inside the loop.",
                             f"每次迭代都新建一个优化器、管理新建的权重张量（形状 "
                             f"{', '.join(str(s) for s in _shapes(params))}），只更新一次；下一次迭代又从新创建的值开始，"
-                            f"而不是从更新后的值开始（连续 {self.fresh_optimizers + 1} 次迭代）。"))
+                            f"而不是从更新后的值开始（连续 {self.fresh_optimizers + 1} 次迭代）：`{names.optimizer}` 和 "
+                            f"`{made}` 是在循环里创建的。"))
 
     def on_step(self, ev: StepEvent) -> None:
         if self.reported or self.last_opt is None or self.last_opt() is not ev.optimizer:
@@ -142,8 +154,14 @@ class ParamsRecreated(Check):
                 if p.requires_grad and p.grad is None and id(p) not in ids and tuple(p.shape) in new_unowned:
                     stale.append(tuple(p.shape))
         self.stale_streak = self.stale_streak + 1 if stale else 0
+        fresh = [t for t in new_unowned.values() if isinstance(t, nn.Parameter)]
+        self.fresh_streak = self.fresh_streak + 1 if fresh and not stale and self.fresh_optimizers == 0 else 0
+        if self.fresh_streak >= self.STREAK:
+            self._report_fresh(ev, fresh)
+            return
         if self.stale_streak >= self.STREAK:
-            shown = ", ".join(str(s) for s in stale[:4])
+            made = _names_of([t for t in new_unowned.values() if tuple(t.shape) in stale], sys._getframe())
+            shown = ", ".join(str(s) for s in stale[:4]) + (f"; made as {made}" if made else "")
             self.report(ev.where, {"stale_shapes": stale[:8], "iterations": self.stale_streak},
                         story=self._words(
                             f"The optimizer holds weight tensors (shapes {shown}) that never get a gradient, while on "
@@ -155,5 +173,64 @@ class ParamsRecreated(Check):
                             f"损失每次都是用一个新创建的、形状相同、不属于任何优化器的张量算出来的：权重在循环里被重新创建，"
                             f"优化器更新的是旧张量，模型用的却是新的、未训练的张量。"))
 
+    @sampled_only
+    def on_forward(self, ev: ForwardEvent) -> None:
+        if self.reported or not ev.grad_enabled:
+            return
+        self.layers = {id(p): m for m, _, _ in ev.leaf_calls for p in m.parameters(recurse=False)}
+        self.models.add(ev.module)
+
+    def _report_fresh(self, ev: BackwardEvent, fresh: list[torch.Tensor]) -> None:
+        """New nn.Parameters on every iteration that no optimizer owns: layers created inside the loop or inside
+        forward(), trained by nobody and thrown away after each step."""
+        layers = [self.layers[id(p)] for p in fresh if id(p) in self.layers]
+        registered = {id(m) for model in self.models for m in model.modules()}
+        unregistered = [m for m in layers if id(m) not in registered]
+        named = _names_of(fresh, sys._getframe())
+        if unregistered:
+            what = ", ".join(dict.fromkeys(_describe(m) for m in unregistered))
+            en = (f"On each of the last {self.fresh_streak} iterations the model used a newly created layer "
+                  f"({what}) that is not one of its registered sub-modules and that no optimizer owns: the layer is "
+                  f"built inside forward() (or inside the loop), so its weights start from random values on every "
+                  f"call and are never trained.")
+            zh = (f"在最近 {self.fresh_streak} 次迭代中，模型每次都用了一个新创建的层（{what}），它不是模型注册过的子模块，"
+                  f"也不属于任何优化器：这个层是在 forward()（或循环）里创建的，每次调用权重都从随机值开始，永远得不到训练。")
+        else:
+            shapes = ", ".join(str(tuple(p.shape)) for p in fresh[:4])
+            where = f" ({named})" if named else ""
+            en = (f"On each of the last {self.fresh_streak} iterations the loss was computed from new nn.Parameter "
+                  f"tensors{where} (shapes {shapes}) that no optimizer owns: they are created again inside the loop, "
+                  f"so the optimizer never updates what the model uses.")
+            zh = (f"在最近 {self.fresh_streak} 次迭代中，损失每次都是用新的 nn.Parameter 张量{where}（形状 {shapes}）"
+                  f"算出来的，而它们不属于任何优化器：它们在循环里被重新创建，优化器从来没有更新模型实际用到的参数。")
+        self.report(ev.where, {"new_parameters": [tuple(p.shape) for p in fresh[:8]], "iterations": self.fresh_streak,
+                               "layers": [_describe(m) for m in unregistered[:4]], "names": named},
+                    story=self._words(en, zh))
+
     def _words(self, en: str, zh: str) -> str:
         return pick(self.session.lang, en, zh)
+
+
+def _describe(module: nn.Module) -> str:
+    text = repr(module)
+    return text if len(text) <= 80 else type(module).__name__
+
+
+def _names_of(tensors: list[torch.Tensor], frame: Any) -> str:
+    """The user's names for ``tensors`` (``W, b`` or ``model.weight``), from the user's frames; "" if none."""
+    ids = {id(t): t for t in tensors}
+    found: dict[int, str] = {}
+    try:
+        for scope in _scopes(frame):
+            for name, value in scope:
+                if name.startswith("__"):
+                    continue
+                if id(value) in ids:
+                    found.setdefault(id(value), name)
+                elif isinstance(value, nn.Module):
+                    for pname, p in value.named_parameters():
+                        if id(p) in ids:
+                            found.setdefault(id(p), f"{name}.{pname}")
+    except Exception:  # noqa: BLE001 - names are a nicety
+        return ""
+    return ", ".join(found[i] for i in ids if i in found)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.check import Check, Text, register
 from trainwell.doctor.events import LossEvent
 
 
@@ -42,11 +42,19 @@ class SoftmaxBeforeCrossEntropy(Check):
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
         self.hits = 0
+        self.evaluated_at = -1  # the step of the last evaluation loss looked at
 
-    @sampled_only  # the model's last layer is the same on every step: sampled steps are enough
     def on_loss(self, ev: LossEvent) -> None:
-        if ev.name not in ("cross_entropy", "nll_loss") or self.reported:
+        """Training losses on sampled steps (the model's last layer is the same on every step); an evaluation loss
+        (gradients off) once per step wherever it falls, since a validation pass between sampled steps is where a
+        softmax added only for evaluation shows (its first batch is enough)."""
+        if self.reported or ev.name not in ("cross_entropy", "nll_loss"):
             return
+        session = self.session
+        if not session.sampled:
+            if torch.is_grad_enabled() or self.evaluated_at == session.step:
+                return
+            self.evaluated_at = session.step
         if looks_like_probabilities(ev.input):
             self.hits += 1
             if self.hits >= 2:

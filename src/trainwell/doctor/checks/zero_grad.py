@@ -21,6 +21,7 @@ import linecache
 import math
 import re
 import weakref
+from typing import Any
 
 import torch
 
@@ -28,6 +29,7 @@ from trainwell.doctor.check import Check, Text, register, sampled_only
 from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_optimizer_params, watched_params
 from trainwell.doctor.events import BackwardEvent, StepEvent
 from trainwell.doctor.lang import told
+from trainwell.doctor.where import user_name
 
 
 _MISSING_WORDS = {
@@ -36,15 +38,15 @@ _MISSING_WORDS = {
                                          "called on: another optimizer's gradients are cleared here, but not those of "
                                          "the one that steps. Clear the optimizer that steps, once per step, before "
                                          "backward(): {stepping}.zero_grad(); loss.backward(); {stepping}.step()  "
-                                         "# or model.zero_grad()"),
+                                         "# or {model}.zero_grad()"),
               "zh": ("optimizer.step()", "zero_grad() 只清空被调用的那个优化器（或模型）的参数：这里另一个优化器的梯度"
                                          "被清空了，执行 step() 的那个却没有。每一步在 backward() 之前清空执行 step() 的那个："
                                          "{stepping}.zero_grad(); loss.backward(); {stepping}.step()  "
-                                         "# 或者 model.zero_grad()")},
-    "optimizer": {"en": ("optimizer.step()", "clear them once per step, before backward(): optimizer.zero_grad()  "
-                                             "# then loss.backward(); optimizer.step()"),
-                  "zh": ("optimizer.step()", "每一步在 backward() 之前清空一次：optimizer.zero_grad()  "
-                                             "# 然后 loss.backward(); optimizer.step()")},
+                                         "# 或者 {model}.zero_grad()")},
+    "optimizer": {"en": ("optimizer.step()", "clear them once per step, before backward(): {stepping}.zero_grad()  "
+                                             "# then loss.backward(); {stepping}.step()"),
+                  "zh": ("optimizer.step()", "每一步在 backward() 之前清空一次：{stepping}.zero_grad()  "
+                                             "# 然后 loss.backward(); {stepping}.step()")},
     "manual": {"en": ("weight update (w -= lr * w.grad)",
                       "clear each gradient right after the update, inside torch.no_grad(): w -= lr * w.grad; "
                       "w.grad.zero_()  # or w.grad = None; or let torch.optim.SGD([w], lr=lr) do both"),
@@ -135,8 +137,9 @@ class ZeroGradMissing(Check):
                   and not other.pending]
         words = _MISSING_WORDS["other" if others else "optimizer"]
         update, fix = words.get(self.session.lang, words["en"])
-        if others:
-            fix = fix.format(stepping=_receiver(ev.where) or "optimizer")
+        # The script's own names for the optimizer and its model (``net.zero_grad()``), else generic words.
+        fix = fix.format(stepping=user_name(opt) or _receiver(ev.where) or "optimizer",
+                         model=_model_name(self.session, opt) or "model")
         evidence = {"steps_adding_to_old_gradients": st.streak, "updates": "optimizer",
                     "optimizer": type(opt).__name__, "other_optimizer_cleared": bool(others)}
         self.report(ev.where if live else st.where, evidence, count=st.streak, update=update, fix=fix)
@@ -169,6 +172,15 @@ class ZeroGradMissing(Check):
             self.snapshots.clear()
             return
         self.snapshots = {id(p): (weakref.ref(p), p.detach().clone()) for p in self.leaves}
+
+
+def _model_name(session: Any, opt: torch.optim.Optimizer) -> str | None:
+    """How the script names the model whose parameters ``opt`` trains (None: no model seen, or no name found)."""
+    owned = {id(p) for g in opt.param_groups for p in g["params"]}
+    for model in list(session.models):
+        if any(id(p) in owned for p in model.parameters()):
+            return user_name(model)
+    return None
 
 
 def _receiver(where: str | None) -> str | None:
@@ -243,8 +255,8 @@ _MISPLACED_WORDS = {
                   "(None or zero) on all {count} steps checked, so the weights are never updated by the loss.",
                   "执行 optimizer.step() 时，backward() 刚算出的梯度已经被清掉（None 或全零），检查的 {count} 步都是如此，"
                   "所以权重根本没有按损失更新。"),
-        "remedy": ("put the clearing first: optimizer.zero_grad(); loss.backward(); optimizer.step()",
-                   "先清空再反向传播：optimizer.zero_grad(); loss.backward(); optimizer.step()"),
+        "remedy": ("put the clearing first: {opt}.zero_grad(); loss.backward(); {opt}.step()",
+                   "先清空再反向传播：{opt}.zero_grad(); loss.backward(); {opt}.step()"),
     },
     "between_losses": {
         "headline": ("Gradients are cleared between two backward() calls: only the last loss trains",
@@ -256,10 +268,10 @@ _MISPLACED_WORDS = {
                   "检查的 {count} 步中，有 {lost} 个参数张量（例如 {example}）在同一步里先前的 backward() 中得到了梯度，"
                   "但执行 optimizer.step() 时这些梯度已经没有了（None）。在各个损失的 backward() 之间调用 zero_grad() "
                   "会丢掉除最后一个以外的所有损失，只有前面的损失才能到达的那部分模型永远学不到东西。"),
-        "remedy": ("clear once per step, before the first backward(): optimizer.zero_grad(); loss_a.backward(); "
-                   "loss_b.backward(); optimizer.step()  # or (loss_a + loss_b).backward()",
-                   "每一步只在第一次 backward() 之前清空一次：optimizer.zero_grad(); loss_a.backward(); "
-                   "loss_b.backward(); optimizer.step()  # 或者 (loss_a + loss_b).backward()"),
+        "remedy": ("clear once per step, before the first backward(): {opt}.zero_grad(); loss_a.backward(); "
+                   "loss_b.backward(); {opt}.step()  # or (loss_a + loss_b).backward()",
+                   "每一步只在第一次 backward() 之前清空一次：{opt}.zero_grad(); loss_a.backward(); "
+                   "loss_b.backward(); {opt}.step()  # 或者 (loss_a + loss_b).backward()"),
     },
 }
 
@@ -315,7 +327,7 @@ class ZeroGradMisplaced(Check):
             self.first_where = self.first_where or ev.where
             if self.streak >= 3:
                 self._report("before_step", self.first_where, {"steps_with_cleared_gradients": self.streak},
-                             count=self.streak)
+                             count=self.streak, opt=user_name(ev.optimizer) or "optimizer")
         else:
             self.streak = 0
 
@@ -334,7 +346,8 @@ class ZeroGradMisplaced(Check):
         self.lost_where = self.lost_where or ev.where
         if self.lost_streak >= 3:
             self._report("between_losses", self.lost_where, {"steps": self.lost_streak, "lost_tensors": len(lost)},
-                         count=self.lost_streak, lost=len(lost), example=self._name(lost[0]))
+                         count=self.lost_streak, lost=len(lost), example=self._name(lost[0]),
+                         opt=user_name(ev.optimizer) or "optimizer")
 
     def _name(self, param: torch.Tensor) -> str:
         for model in self.session.models:

@@ -1,0 +1,16 @@
+# Softmax regression by hand: W and b made once, before the loop, and the optimizer updates them.
+import torch
+torch.manual_seed(0)
+x = torch.randn(300, 4)
+y = (x[:, 0] > 0).long()
+W = torch.randn(4, 2, requires_grad=True)
+b = torch.zeros(2, requires_grad=True)
+opt = torch.optim.SGD([W, b], lr=0.1)
+for it in range(150):
+    logits = x @ W + b
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if it % 50 == 0:
+        print(it, loss.item())
