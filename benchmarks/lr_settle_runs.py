@@ -1,4 +1,4 @@
-"""The runs behind lr-too-high's "never settles" thresholds (docs/DOCTOR.md, "Stop 23: a loss that never settles").
+"""The runs behind lr-too-high's "never settles" thresholds (docs/DOCTOR.md, "`lr-too-high`: a loss that never settles").
 
 Each run trains on scikit-learn's digits (the sweeps' data, benchmarks/sweeps/_digits.py) in a plain loop and
 keeps every training loss; the table gives the final validation accuracy, the jumps of the last quarter and the

@@ -29,6 +29,15 @@ SCRIPTS = [p for half in evaluate.HALVES for p in evaluate.scripts(half)]
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
+@pytest.fixture(autouse=True)
+def _distributions_validate_as_under_python() -> None:
+    """Dynamo, once used in this process by an earlier test (torch.compile, torch.export), switches
+    torch.distributions' argument validation off for good; a fresh ``python script.py`` has it on."""
+    import torch
+
+    torch.distributions.Distribution.set_default_validate_args(__debug__)
+
+
 def test_both_halves_are_there() -> None:
     assert len(evaluate.scripts("tune")) >= 20 and len(evaluate.scripts("confirm")) >= 20
 

@@ -184,6 +184,27 @@ def test_sparse_nested_and_complex_tensors_are_left_unjudged_not_failed() -> Non
     assert set(session.unjudged) == {"sparse_coo", "sparse_csr", "complex", "nested"}
 
 
+def test_doctor_run_says_what_it_left_unjudged(tmp_path: Path) -> None:
+    script = Path(__file__).parent / "doctor_world" / "powers_tensors.py"
+    out = tmp_path / "doctor.json"
+    proc = subprocess.run([sys.executable, "-m", "trainwell", "doctor", "run", "--lang", "en", "--json", str(out),
+                           str(script), "coo"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text())
+    assert report["unjudged"].get("sparse_coo", 0) > 0 and report["internal_errors"] == []
+    assert "Not judged:" in proc.stderr and "sparse_coo tensors" in proc.stderr
+
+
+def test_unjudged_words() -> None:
+    from trainwell.doctor.render import unjudged_words
+
+    assert unjudged_words({}) is None
+    assert unjudged_words({"nested": 2, "complex": 5}) == (
+        "Not judged: 5 events with complex tensors, 2 events with nested tensors. The checks skip sparse, nested and "
+        "complex tensors, so what those carried was not checked.")
+    assert "未判断" in (unjudged_words({"sparse_csr": 1}, "zh") or "")
+
+
 def test_unjudgeable_names_the_kind() -> None:
     from trainwell.doctor.session import unjudgeable
 

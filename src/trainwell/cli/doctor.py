@@ -72,8 +72,8 @@ def _run_script(args: argparse.Namespace, lang: str, json_path: str | None, cons
                       debug=args.debug)
     code = run_script(script, list(args.args), session)
     findings = session.sorted_findings()
-    in_block(lambda: print_summary(findings, console, lang), console)()
+    in_block(lambda: print_summary(findings, console, lang, unjudged=session.unjudged), console)()
     if json_path:
         write_json(Path(json_path), findings_json(findings, script=str(args.script), exit_code=code,
-                                                  internal_errors=session.internal_errors))
+                                                  internal_errors=session.internal_errors, unjudged=session.unjudged))
     return code

@@ -200,7 +200,9 @@ def adapt(finding: Finding, loop: Loop, lang: str) -> Finding:
     if advice is not None and not (advice.builtin_only and not loop.builtin_model):
         setting = (advice.train_where, advice.fit_where)[command].format(**values)
         fix = (advice.train_fix, advice.fit_fix)[command]
-        if fix is not None:
+        flag = setting.split()[0]
+        if fix is not None and not (flag.startswith("--") and flag in (finding.fix or "")):
+            # (a check that already words its fix in trainwell's flags, as oom does from the run's config, keeps it)
             finding.fix = (fix[1] if lang == "zh" else fix[0]).format(**values)
     elif finding.id in DATA_CHECKS:
         setting = DATA_WHERE[command]

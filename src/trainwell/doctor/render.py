@@ -83,7 +83,36 @@ def print_internal_error(check: str | None, handler: str, error: str, console: A
     console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True, highlight=False)
 
 
-def print_summary(findings: list[Finding], console: Any, lang: str = "en", world_size: int = 1) -> None:
+def print_summary(findings: list[Finding], console: Any, lang: str = "en", world_size: int = 1,
+                  unjudged: dict[str, int] | None = None) -> None:
+    """The closing table (or "no problems found"), the line after a crash, and what the checks could not judge."""
+    from rich.markup import escape
+
+    words = _LABEL.get(lang, _LABEL["en"])
+    if not findings:
+        console.print(f"[green]{words['none']}[/]")
+    else:
+        _print_table(findings, console, lang, world_size)
+    skipped = unjudged_words(unjudged or {}, lang)
+    if skipped:
+        console.print(f"[yellow]{escape(skipped)}[/]", soft_wrap=True, highlight=False)
+
+
+_UNJUDGED = {"en": ("Not judged: {parts}. The checks skip sparse, nested and complex tensors, so what those carried "
+                    "was not checked.", "{n} events with {kind} tensors"),
+             "zh": ("未判断：{parts}。检查会跳过稀疏、嵌套和复数张量，它们携带的内容没有被检查。", "{n} 个带有 {kind} 张量的事件")}
+
+
+def unjudged_words(unjudged: dict[str, int], lang: str = "en") -> str | None:
+    """One line naming the events no check was given (``Session.unjudged``: by kind of tensor), or None."""
+    if not unjudged:
+        return None
+    line, part = _UNJUDGED.get(lang, _UNJUDGED["en"])
+    sep = "，" if lang == "zh" else ", "
+    return line.format(parts=sep.join(part.format(n=n, kind=kind) for kind, n in sorted(unjudged.items())))
+
+
+def _print_table(findings: list[Finding], console: Any, lang: str, world_size: int) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -91,9 +120,6 @@ def print_summary(findings: list[Finding], console: Any, lang: str = "en", world
     from trainwell.doctor.ranks import rank_words
 
     words = _LABEL.get(lang, _LABEL["en"])
-    if not findings:
-        console.print(f"[green]{words['none']}[/]")
-        return
     table = Table(title=f"{words['summary']}: {len(findings)}")
     merged = any(f.ranks is not None for f in findings)
     for col in ("severity", "id", *(["ranks"] * merged), "where", "title"):
