@@ -103,8 +103,22 @@ def sampled_and_next(handler: H) -> H:
     return handler
 
 
+def sampled_and_evaluation(handler: H) -> H:
+    """Mark an ``on_forward`` or ``on_loss`` handler that acts on sampled steps and, between them, only on calls
+    made with gradients off (an evaluation pass, which falls between sampled steps): between windows the session
+    calls it for those calls alone, and a training call costs it nothing."""
+    handler._sampled_only = True  # type: ignore[attr-defined]
+    handler._evaluation = True  # type: ignore[attr-defined]
+    return handler
+
+
 def acts_every_step(check: type[Check], method: str) -> bool:
     return not getattr(getattr(check, method), "_sampled_only", False)
+
+
+def acts_in_evaluation(check: type[Check], method: str) -> bool:
+    """Whether the handler acts on every call made with gradients off (every-step handlers do too)."""
+    return acts_every_step(check, method) or getattr(getattr(check, method), "_evaluation", False)
 
 
 def acts_after_sampled(check: type[Check], method: str) -> bool:

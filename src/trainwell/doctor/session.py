@@ -26,7 +26,7 @@ from torch.nn.modules.loss import _Loss
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.data import dataloader as dataloader_module
 
-from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step
+from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step, acts_in_evaluation
 from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
 from trainwell.doctor.warnsite import past_wrappers, skipped, stand_in
@@ -60,6 +60,7 @@ def _compiling() -> bool:
 
 
 _dynamo_compiling = torch.compiler.is_dynamo_compiling
+_grad_enabled = torch.is_grad_enabled
 _tracing = torch._C._get_tracing_state  # torch.jit.trace is running (None, else its state): one C call
 _compiler = torch.compiler
 _getframe = sys._getframe  # events are given the frame of their call: ``where`` is found from it only if asked
@@ -127,6 +128,9 @@ def _event_unjudgeable(ev: Any) -> str | None:
         elif x is not None and (kind := unjudgeable(x)) is not None:
             return kind
     return None
+
+
+_TENSOR_EVENTS = frozenset((ForwardEvent, LossEvent, BackwardEvent, BatchEvent))
 
 
 def _restore_warning_filters(saved: list[Any]) -> None:
@@ -201,10 +205,21 @@ class Session:
                             for m, hs in self._handlers.items()}
         self._after_sampled = {m: [(c, h) for c, h in hs if acts_after_sampled(type(c), m)]  # the step after one
                                for m, hs in self._handlers.items()}
+        # The same two for calls made with gradients off (on_forward, on_loss): with ``@sampled_and_evaluation``.
+        self._every_step_off = {m: [(c, h) for c, h in hs if acts_in_evaluation(type(c), m)]
+                                for m, hs in self._handlers.items()}
+        self._after_sampled_off = {m: [(c, h) for c, h in hs if acts_after_sampled(type(c), m)
+                                       or acts_in_evaluation(type(c), m)] for m, hs in self._handlers.items()}
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
-        # The table for this step: _handlers on sampled steps, _after_sampled on the step after one, else _every_step.
-        self._active = self._handlers
+        # The table for this step: _handlers on sampled steps, _after_sampled on the step after one, else _every_step;
+        # _active_off the one for calls with gradients off.
+        self._active = self._active_off = self._handlers
+        # A window (a sampled step and the step after it) has every wrapper in place; between windows only those
+        # whose event still has an every-step handler (``_set_window``). event -> [(owner, name, original, wrapper)]
+        self._window = True
+        self._switched: dict[str, list[tuple[Any, str, Any, Any]]] = {}
+        self._step_pre_hook: Any = None  # the handle of the optimizer step pre-hook while it is on
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
@@ -301,8 +316,8 @@ class Session:
         for m in methods:
             if (id(check), m) not in self._relaxed:  # (asked again on every sampled step after: nothing to do)
                 self._relaxed.add((id(check), m))
-                self._every_step[m] = [(c, h) for c, h in self._every_step[m] if c is not check]
-                self._after_sampled[m] = [(c, h) for c, h in self._after_sampled[m] if c is not check]
+                for table in (self._every_step, self._after_sampled, self._every_step_off, self._after_sampled_off):
+                    table[m] = [(c, h) for c, h in table[m] if c is not check]
 
     def sorted_findings(self) -> list[Finding]:
         """The findings, most severe first, each symptom whose root cause was found folded into it (folding.py)."""
@@ -312,11 +327,11 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
 
-    def _dispatch(self, method: str, *args: Any) -> None:
-        handlers = self._active[method]
+    def _dispatch(self, method: str, *args: Any, grad_off: bool = False) -> None:
+        handlers = (self._active_off if grad_off else self._active)[method]
         if not handlers or _tracing():  # torch.jit.trace records what runs: the checks' work must stay out of it
             return
-        if args:
+        if args and type(args[0]) in _TENSOR_EVENTS:  # (a step or zero_grad event carries no tensor to test)
             odd = _event_unjudgeable(args[0])
             if odd is not None:  # a sparse, nested or complex tensor: no check judges it (counted, not guessed at)
                 self.unjudged[odd] = self.unjudged.get(odd, 0) + 1
@@ -329,7 +344,8 @@ class Session:
                 try:
                     handler(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
-                    for table in (self._handlers, self._every_step, self._after_sampled):
+                    for table in (self._handlers, self._every_step, self._after_sampled, self._every_step_off,
+                                  self._after_sampled_off):
                         for name, hs in table.items():
                             table[name] = [(c, h) for c, h in hs if c is not check]
                     self.internal_error(check.id, method, e)
@@ -383,10 +399,11 @@ class Session:
         self._undo.append(lambda: _restore_warning_filters(saved_filters))
         warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
         self._patch(warnings, "warn", past_wrappers(warnings.warn))  # a library's warning names the script's line
-        self._undo.append(optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre).remove)
+        self._undo.append(self._remove_step_pre_hook)
+        self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
         self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
-            self._patch(F, name, self._wrap_loss(name, getattr(F, name)))
+            self._patch(F, name, self._wrap_loss(name, getattr(F, name)), switched="on_loss")
         self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
         from torch.jit import _recursive as jit_recursive
 
@@ -396,8 +413,9 @@ class Session:
         # torch.save(model) / copy.deepcopy(model): the doctor's hooks on a model are left out of its state.
         self._patch(nn.Module, "__getstate__", self._wrap_getstate(nn.Module.__getstate__))
         if self._handlers["on_zero_grad"]:  # the built-in checks judge the gradients themselves
-            self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad))
-            self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad))
+            self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad),
+                        switched="on_zero_grad")
+            self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad), switched="on_zero_grad")
         it = dataloader_module._BaseDataLoaderIter
         self._patch(it, "__next__", self._wrap_next(it.__next__))
         self._patch(torch, "compile", self._wrap_compile(torch.compile))
@@ -433,6 +451,7 @@ class Session:
         own hooks do."""
         self._hooks_pinned = True
         self._watch_all_modules(True)
+        self._set_window(True)
 
     def _wrap_compile(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``torch.compile`` (also behind ``nn.Module.compile`` and ``@torch.compile``) that pins the hooks first."""
@@ -527,13 +546,44 @@ class Session:
                 failures.append(e)
         self._installed = False
         self._stack.clear()
+        self._switched.clear()
+        self._window = True
         if failures:
             raise failures[0]
 
-    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+    def _patch(self, owner: Any, name: str, replacement: Any, switched: str | None = None) -> None:
+        """Put ``replacement`` in place of ``owner.name`` until ``uninstall``. ``switched``: the event it gives,
+        for a wrapper that between windows is in place only while that event has an every-step handler."""
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
         setattr(owner, name, replacement)
         self._undo.append(lambda: setattr(owner, name, original))
+        if switched is not None:
+            self._switched.setdefault(switched, []).append((owner, name, original, replacement))
+
+    def _set_window(self, open_: bool) -> None:
+        """Open or close a window (a sampled step and the step after it). While one is open, or once the hooks are
+        pinned for torch.compile, every wrapper is in place; between windows, a wrapper whose event has no handler
+        left that acts on every step (or on calls with gradients off) is taken out, and the library's own function
+        runs at no cost. The step post-hook, ``backward`` (it copies every loss for ``session.losses`` and counts
+        backward passes), the DataLoader's ``next`` (it counts and times batches) and the models' own forward hooks
+        (they keep the module stack a crash is explained from) stay in place."""
+        self._window = open_
+        for event, patches in self._switched.items():
+            on = open_ or self._hooks_pinned or bool(self._every_step[event] or self._every_step_off[event])
+            for owner, name, original, wrapper in patches:
+                now = owner.__dict__.get(name)
+                if now is (original if on else wrapper):  # (one put there since by someone else is left alone)
+                    setattr(owner, name, wrapper if on else original)
+        pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"])
+        if pre and self._step_pre_hook is None:
+            self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
+        elif not pre and self._step_pre_hook is not None:
+            self._remove_step_pre_hook()
+
+    def _remove_step_pre_hook(self) -> None:
+        if self._step_pre_hook is not None:
+            self._step_pre_hook.remove()
+            self._step_pre_hook = None
 
     # ------------------------------------------------------------------ hooks
 
@@ -562,9 +612,10 @@ class Session:
             self._watch_model(module)
             leaves, self._leaves = self._leaves, None
             relus, self._relus = self._relus, None
-            if self._active["on_forward"]:
-                self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(),
-                                                          _getframe(1), leaves, relus))
+            grad = _grad_enabled()
+            if (self._active if grad else self._active_off)["on_forward"]:
+                self._dispatch("on_forward", ForwardEvent(module, args, output, grad, _getframe(1), leaves, relus),
+                               grad_off=not grad)
 
     # The four hooks below run on every step: _safe's guard is written into each (one call less per hook),
     # the compile check first (while torch.compile traces, session state must not be touched at all).
@@ -580,8 +631,11 @@ class Session:
         try:
             while self._stack and self._stack.pop() is not module:
                 pass
-            if not self._stack and self._active["on_forward"]:
-                self._dispatch("on_forward", ForwardEvent(module, args, output, torch.is_grad_enabled(), _getframe(1)))
+            if not self._stack:
+                grad = _grad_enabled()
+                if (self._active if grad else self._active_off)["on_forward"]:
+                    self._dispatch("on_forward", ForwardEvent(module, args, output, grad, _getframe(1)),
+                                   grad_off=not grad)
         except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
             self._hook_failed("_model_post", e)
 
@@ -600,9 +654,11 @@ class Session:
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
-            if (not (_dynamo_compiling() or _compiler._is_compiling_flag) and session._active["on_loss"]
-                    and not session.quiet.active):
-                session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)))
+            if not (_dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active):
+                off = not _grad_enabled()
+                if (session._active_off if off else session._active)["on_loss"]:
+                    session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)),
+                                      grad_off=off)
             return out
 
         return stand_in(loss_fn, fn)
@@ -707,24 +763,38 @@ class Session:
         try:
             known = self._known_optimizers.get(id(optimizer))
             if known is None or known() is not optimizer:
-                self.optimizers.add(optimizer)
-                self.optimizer_count += 1
-                self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
+                self._known(optimizer)
             if self._active["on_step_pre"]:
                 self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
         except Exception as e:  # noqa: BLE001
             self._hook_failed("_step_pre", e)
 
+    def _known(self, optimizer: torch.optim.Optimizer) -> None:
+        self.optimizers.add(optimizer)
+        self.optimizer_count += 1
+        self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
+
     def _step_post(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
             return
         try:
+            if self._step_pre_hook is None:  # between windows: the pre-hook is off, an optimizer is found here
+                known = self._known_optimizers.get(id(optimizer))
+                if known is None or known() is not optimizer:
+                    self._known(optimizer)
             if self._active["on_step"]:
                 self._dispatch("on_step", StepEvent(optimizer, _getframe(1)))
             self.step += 1
             after = self.sampled
             self.sampled = sampled = self.sampled_at(self.step)
-            self._active = self._handlers if sampled else self._after_sampled if after else self._every_step
+            if sampled:
+                self._active = self._active_off = self._handlers
+            elif after:
+                self._active, self._active_off = self._after_sampled, self._after_sampled_off
+            else:
+                self._active, self._active_off = self._every_step, self._every_step_off
+            if (sampled or after) != self._window:
+                self._set_window(sampled or after)
             if sampled or self._global_hooks:
                 self._watch_all_modules(sampled)
         except Exception as e:  # noqa: BLE001

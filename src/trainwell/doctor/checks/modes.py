@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation
 from trainwell.doctor.events import ForwardEvent, StepEvent
 from trainwell.doctor.where import user_name
 
@@ -120,6 +120,7 @@ class EvalModeMissing(Check):
         self.consumers: weakref.WeakKeyDictionary[nn.Module, weakref.WeakSet[nn.Module]] = \
             weakref.WeakKeyDictionary()
 
+    @sampled_and_evaluation  # between sampled steps only a call with gradients off can be an evaluation pass
     def on_forward(self, ev: ForwardEvent) -> None:
         model = ev.module
         if self.reported or (not self.session.sampled and (ev.grad_enabled or not model.training)):

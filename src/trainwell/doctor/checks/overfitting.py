@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation
 from trainwell.doctor.events import LossEvent
 
 MIN_RISES = 3  # evaluations after the best one that rose, and the last ones that must all stay above it
@@ -50,6 +50,7 @@ class Overfitting(Check):
         self.rounds: list[tuple[int, int, dict[Any, list[Any]]]] = []
         self.where: dict[Any, str | None] = {}
 
+    @sampled_and_evaluation  # it reads evaluation losses alone (gradients off)
     def on_loss(self, ev: LossEvent) -> None:
         out = ev.output
         if torch.is_grad_enabled() or not isinstance(out, torch.Tensor) or out.numel() != 1:

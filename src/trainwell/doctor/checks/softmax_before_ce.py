@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation
 from trainwell.doctor.events import LossEvent
 
 
@@ -44,6 +44,7 @@ class SoftmaxBeforeCrossEntropy(Check):
         self.hits = 0
         self.evaluated_at = -1  # the step of the last evaluation loss looked at
 
+    @sampled_and_evaluation  # training losses on sampled steps; an evaluation loss wherever it falls
     def on_loss(self, ev: LossEvent) -> None:
         """Training losses on sampled steps (the model's last layer is the same on every step); an evaluation loss
         (gradients off) once per step wherever it falls, since a validation pass between sampled steps is where a
