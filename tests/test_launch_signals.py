@@ -207,3 +207,20 @@ def test_without_the_parent_death_signal_a_watching_thread_ends_the_worker(tmp_p
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_failure_reported_is_the_one_that_started_it(tmp_path: Path) -> None:
+    """A worker killed with SIGKILL writes no error file; the agent then stops the others with SIGTERM, and their
+    error files can carry an earlier time. The launcher names the killed worker, not one the agent stopped."""
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+
+    from trainwell.cli.launch import _first_cause
+
+    stopped = ProcessFailure(local_rank=0, pid=10, exitcode=-signal.SIGTERM, error_file=str(tmp_path / "none"))
+    killed = ProcessFailure(local_rank=1, pid=11, exitcode=-signal.SIGKILL, error_file=str(tmp_path / "none"))
+    stopped.timestamp, killed.timestamp = 100, 101
+    error = ChildFailedError("train", {0: stopped, 1: killed})
+    assert error.get_first_failure()[0] == 0  # what torchrun alone would name
+    assert _first_cause(error)[0] == 1
+    only_stopped = ChildFailedError("train", {0: stopped})
+    assert _first_cause(only_stopped)[0] == 0

@@ -170,10 +170,23 @@ def _watch_parent(launcher: int, every_s: float = 1.0) -> None:
     threading.Thread(target=watch, name="trainwell-follow-launcher", daemon=True).start()
 
 
+def _first_cause(error: Any) -> tuple[int, Any]:
+    """The failed worker that started it: torchrun's first failure by time, leaving out the workers the agent
+    itself stopped with SIGTERM once another had failed (their error files can be stamped before the failure that
+    caused them, e.g. a worker killed with SIGKILL, which writes none)."""
+    import signal
+
+    causes = {rank: f for rank, f in error.failures.items() if f.exitcode != -signal.SIGTERM}
+    if not causes:
+        return error.get_first_failure()
+    rank = min(causes, key=lambda r: causes[r].timestamp)
+    return rank, causes[rank]
+
+
 def _report_failure(error: Any) -> int:
     """The first failed worker's traceback (from torchrun's error file), printed once; exit code 2 when it was a
     user error that rank 0 has already explained in one paragraph."""
-    rank, failure = error.get_first_failure()
+    rank, failure = _first_cause(error)
     if failure.exitcode == 2:
         return 2
     message = failure.message
