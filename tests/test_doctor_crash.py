@@ -169,3 +169,20 @@ def test_integer_indices_beside_floats_are_not_called_a_dtype_error(tmp_path: Pa
               "d = TensorDataset(torch.randn(10, 3), torch.arange(8))\n")
     shown, f = _crash(tmp_path, "ds.py", source, "en", capsys)
     assert ".float()" not in f["fix"]
+
+
+def test_a_slice_bound_not_read_is_not_taken_for_the_whole_list() -> None:
+    import ast
+    import sys
+
+    import torch
+
+    from trainwell.doctor.checks._failure import _index_value, _value_of
+
+    xs, n, t = [1, 2, 3, 4], 3, torch.tensor([1, 2])  # noqa: F841 - read from this frame
+    frame = sys._getframe()
+    expr = lambda src: ast.parse(src, mode="eval").body  # noqa: E731
+    assert _value_of(expr("xs[1:3]"), frame) == [2, 3]
+    assert _value_of(expr("xs[:n - 1]"), frame) is None  # (was xs[:], the whole list)
+    assert _value_of(expr("xs[t:]"), frame) is None  # (was a TypeError inside the crash check)
+    assert _index_value(expr("x[:n - 1]").slice, frame) is None

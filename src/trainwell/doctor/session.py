@@ -102,7 +102,7 @@ def _kind(x: torch.Tensor) -> str:
 
 def _event_unjudgeable(ev: Any) -> str | None:
     """``unjudgeable`` of the tensors an event carries (its leaf calls are filtered where they are gathered). Runs
-    on every dispatched event: the usual fields (a tensor, a tuple of tensors) are tested here, without a call."""
+    on every dispatched event: a field that is a tensor is tested here, without a call."""
     t = type(ev)
     if t is ForwardEvent:
         fields: tuple[Any, ...] = (ev.inputs, ev.output)
@@ -115,16 +115,9 @@ def _event_unjudgeable(ev: Any) -> str | None:
     else:
         return None
     for x in fields:
-        if isinstance(x, _Tensor):
+        if isinstance(x, _Tensor):  # (the usual field, tested without a call)
             if x.layout is not _STRIDED or x.is_nested or x.dtype.is_complex:
                 return _kind(x)
-        elif (type(x) is tuple or type(x) is list) and len(x) <= 16:
-            for v in x:
-                if isinstance(v, _Tensor):
-                    if v.layout is not _STRIDED or v.is_nested or v.dtype.is_complex:
-                        return _kind(v)
-                elif v is not None and (kind := unjudgeable(v, 1)) is not None:
-                    return kind
         elif x is not None and (kind := unjudgeable(x)) is not None:
             return kind
     return None

@@ -18,7 +18,7 @@ from trainwell.doctor.checks._failure import Failure, Operand, fmt_shape, short_
 Words = tuple[str, str]
 Found = tuple[Words, Words] | None
 
-_JOIN = {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"}
+_JOIN = {"cat", "concat", "concatenate", "stack"}  # (hstack / vstack / dstack take inputs of other ranks)
 _SPATIAL = re.compile(r"([123])d$")
 _INDEXED = {"gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "take_along_dim"}
 
@@ -110,6 +110,8 @@ def set_slot(f: Failure) -> Found:
         if not m:
             return None
         shape = tuple(int(v) for v in (m.group(1) or m.group(2) or "").replace(" ", "").split(",") if v)
+    if tuple(shape) == tuple(slot.shape):
+        return None  # the shapes fit: something else failed (a dtype, a device)
     if math.prod(shape) == math.prod(slot.shape):
         ones = [i for i, n in enumerate(shape) if n == 1]
         squeeze = bool(ones) and len(shape) == len(slot.shape) + 1

@@ -392,8 +392,9 @@ def _value_of(node: ast.AST, frame: FrameType) -> Any:
                 isinstance(node.slice.value, int) and -len(base) <= node.slice.value < len(base):
             return base[node.slice.value]
         if isinstance(base, (list, tuple)) and isinstance(node.slice, ast.Slice):
-            bounds = [_index_value(b, frame) if b is not None else None
-                      for b in (node.slice.lower, node.slice.upper, node.slice.step)]
+            bounds = _slice_bounds(node.slice, frame)
+            if bounds is None or not all(b is None or isinstance(b, int) for b in bounds):
+                return None  # (a bound not read, or a tensor: not a list's slice to guess at)
             return base[slice(*bounds)]
         if isinstance(base, torch.Tensor):
             try:
@@ -402,6 +403,18 @@ def _value_of(node: ast.AST, frame: FrameType) -> Any:
             except Exception:  # noqa: BLE001 - the indexing itself may be what failed
                 return None
     return None
+
+
+def _slice_bounds(node: ast.Slice, frame: FrameType) -> list[Any] | None:
+    """A slice's (lower, upper, step), each None where it is left out; None when a bound is written but cannot be
+    read (``x[:n - 1]``), so that ``x[:]`` is never taken for it."""
+    bounds = []
+    for b in (node.lower, node.upper, node.step):
+        value = _index_value(b, frame) if b is not None else None
+        if b is not None and value is None:
+            return None
+        bounds.append(value)
+    return bounds
 
 
 def _index_value(node: ast.AST, frame: FrameType) -> Any:
@@ -414,8 +427,8 @@ def _index_value(node: ast.AST, frame: FrameType) -> Any:
             (isinstance(v, tuple) and all(isinstance(i, (int, torch.Tensor, slice)) for i in v))
         return v if ok else None
     if isinstance(node, ast.Slice):
-        bounds = [_index_value(b, frame) if b is not None else None for b in (node.lower, node.upper, node.step)]
-        return slice(*bounds)
+        bounds = _slice_bounds(node, frame)
+        return slice(*bounds) if bounds is not None else None
     if isinstance(node, ast.Tuple):
         items = [_index_value(e, frame) for e in node.elts]
         return tuple(items) if all(i is not None for i in items) else None
