@@ -122,11 +122,11 @@ def show(records: dict[int, dict[str, Any]], world: int, lang: str, json_path: s
             listed = ", ".join(map(str, merged.missing_ranks))
             console.print(f"[yellow]trainwell doctor: no report from rank {listed} (it failed or was stopped)[/]"
                           if lang != "zh" else f"[yellow]trainwell doctor：进程 {listed} 没有报告（出错或被终止）[/]")
-        print_summary(merged.findings, console, lang, world)
+        print_summary(merged.findings, console, lang, world, unjudged=merged.unjudged)
 
     in_block(report, console)()
     if json_path:
         write_json(Path(json_path), findings_json(merged.findings, script=script, exit_code=merged.exit_code,
                                                   world_size=world, missing_ranks=merged.missing_ranks,
-                                                  internal_errors=merged.internal_errors))
+                                                  internal_errors=merged.internal_errors, unjudged=merged.unjudged))
     return merged.exit_code

@@ -38,7 +38,7 @@ def watch(*, lang: str | None = None, show: bool = True) -> Iterator[Session]:
         finally:
             session.end()
     if show:
-        print_summary(session.sorted_findings(), console, language)
+        print_summary(session.sorted_findings(), console, language, unjudged=session.unjudged)
 
 
 __all__ = ["watch"]

@@ -113,7 +113,9 @@ class DoctorCallback(Callback):
         self._finish(error)
 
     def summary_entries(self, trainer: Trainer) -> dict[str, Any]:
-        return {"doctor_findings": [f.id for f in self.findings]}
+        from trainwell.doctor.folding import symptom_ids
+
+        return {"doctor_findings": [i for f in self.findings for i in (f.id, *symptom_ids(f))]}  # symptoms too
 
     def report_sections(self, trainer: Trainer) -> list[tuple[str, str]]:
         from trainwell.report.doctor_section import doctor_sections
@@ -142,4 +144,5 @@ class DoctorCallback(Callback):
         from trainwell.doctor.render import findings_json, write_json
 
         write_json(self.run_dir / "doctor.json", findings_json(self.findings, grad_norms=self.grad_norms,
-                                                               internal_errors=self.session.internal_errors))
+                                                               internal_errors=self.session.internal_errors,
+                                                               unjudged=self.session.unjudged))

@@ -9,8 +9,8 @@ and the printed finding names them ("also seen: the loss blew up (lr-too-high) .
 found without its cause stays a finding of its own: folding never hides a bug that is only the symptom.
 
 Only causes that are certain when found are listed, and each at least as severe as what it folds
-(``tests/test_doctor_advice.py`` holds the table to that). Folding is transitive: a too-high rate explains
-exploding gradients, and a missing ``zero_grad()`` explains both, so all three fold into ``zero-grad-missing``.
+(``tests/test_doctor_advice.py`` holds the table to that). Folding is transitive: a too-high rate explains an
+inf loss, and a missing ``zero_grad()`` explains both, so all three fold into ``zero-grad-missing``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from trainwell.doctor.findings import SEVERITY_ORDER, Finding
+from trainwell.doctor.findings import Finding
+from trainwell.doctor.lang import pick
 
 # cause id -> the ids of the findings it explains when both are found (its symptoms).
 SYMPTOMS: dict[str, tuple[str, ...]] = {
@@ -128,8 +129,7 @@ def symptom_ids(finding: Finding) -> list[str]:
 
 
 def describe(symptom_id: str, lang: str) -> str:
-    en, zh = SYMPTOM_WORDS.get(symptom_id, (symptom_id, symptom_id))
-    return zh if lang == "zh" else en
+    return pick(lang, *SYMPTOM_WORDS.get(symptom_id, (symptom_id, symptom_id)))
 
 
 def symptoms_note(ids: list[str], lang: str) -> str:
@@ -142,10 +142,6 @@ def symptoms_note(ids: list[str], lang: str) -> str:
 def symptom_line(symptom_id: str, cause_id: str, lang: str) -> str:
     """One line for a symptom found after its cause was printed: it names the cause instead of a fix of its own."""
     return _NOTE.get(lang, _NOTE["en"])[1].format(symptom=describe(symptom_id, lang), id=symptom_id, cause=cause_id)
-
-
-def sorted_by_severity(findings: Iterable[Finding]) -> list[Finding]:
-    return sorted(findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
 
 
 class LiveFolding:

@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from trainwell.doctor.findings import Finding
+from trainwell.doctor.lang import pick
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,10 @@ def _config_lr(config: Any, lr: float | None) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else lr
 
 
-# Where a finding points (per command) and the words of its fix. Placeholders: {lr} (the rate now), {lower} and
-# {higher} (the check's suggested rate when its fix names one, else a tenth / ten times the rate now), {clip},
-# {patience}, {activation}, {model}; a fix of None keeps the check's own words.
+# Where a finding points (per command) and the words of its fix. Placeholders: {lr} (the configured rate), {lower} and
+# {higher} (the check's suggested rate, carried over to the configured one, else a tenth / ten times it),
+# {clip_advice}, {stop_advice}, {overfit_where}, {overfit_keyword}, {activation}, {model}, {precision_hint}; a fix of
+# None keeps the check's own words.
 @dataclass(frozen=True)
 class Advice:
     train_where: str
@@ -203,7 +205,7 @@ def adapt(finding: Finding, loop: Loop, lang: str) -> Finding:
         flag = setting.split()[0]
         if fix is not None and not (flag.startswith("--") and flag in (finding.fix or "")):
             # (a check that already words its fix in trainwell's flags, as oom does from the run's config, keeps it)
-            finding.fix = (fix[1] if lang == "zh" else fix[0]).format(**values)
+            finding.fix = pick(lang, *fix).format(**values)
     elif finding.id in DATA_CHECKS:
         setting = DATA_WHERE[command]
     elif loop.command == "train" and not loop.builtin_model and loop.model_name:
@@ -229,9 +231,14 @@ def launcher_line(where: str) -> bool:
 
 def _values(finding: Finding, loop: Loop, lang: str) -> dict[str, str]:
     zh = lang == "zh"
-    lr = finding.evidence.get("lr") if isinstance(finding.evidence.get("lr"), (int, float)) else loop.lr
-    suggested = _RATE.search(finding.fix or "")
-    rate = float(suggested.group(1)) if suggested else None
+    seen = finding.evidence.get("lr") if isinstance(finding.evidence.get("lr"), (int, float)) else None
+    lr = loop.lr or seen  # the configured rate: a warm-up or schedule may have moved the one the check saw
+    rate = finding.evidence.get("suggested_lr")
+    if not isinstance(rate, (int, float)):
+        suggested = _RATE.search(finding.fix or "")  # (a check that names its rate only in its fix)
+        rate = float(suggested.group(1)) if suggested else None
+    if rate is not None and seen and lr and seen != lr:
+        rate = rate * lr / seen  # the check's cut, applied to the configured rate
     lower = rate if rate is not None and lr is not None and rate < lr else (lr / 10 if lr else None)
     higher = rate if rate is not None and lr is not None and rate > lr else (lr * 10 if lr else None)
     if loop.grad_clip:

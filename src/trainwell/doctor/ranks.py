@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,7 @@ def record(session: Any, exit_code: int, rank: int, world_size: int) -> dict[str
     """What this rank writes for the merge."""
     facts = {c.id: f for c in session.checks if isinstance(c, CrossRankCheck) and (f := c.facts()) is not None}
     return {"rank": rank, "world_size": world_size, "exit_code": exit_code, "internal_errors": session.internal_errors,
-            "findings": [f.to_dict() for f in session.findings], "facts": facts}
+            "findings": [f.to_dict() for f in session.findings], "facts": facts, "unjudged": session.unjudged}
 
 
 def shared_folder() -> Path:
@@ -136,6 +136,7 @@ class Merged:
     exit_code: int
     world_size: int
     missing_ranks: list[int]
+    unjudged: dict[str, int] = field(default_factory=dict)  # events no check was given, summed over the ranks
 
 
 def merge(records: dict[int, dict[str, Any]], world_size: int, lang: str) -> Merged:
@@ -164,7 +165,12 @@ def merge(records: dict[int, dict[str, Any]], world_size: int, lang: str) -> Mer
     codes = [records[r]["exit_code"] for r in sorted(records)]
     exit_code = next((c for c in codes if c), 0) if codes else 1
     findings = sorted(by_id.values(), key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
-    return Merged(findings, errors, exit_code, world_size, [r for r in range(world_size) if r not in records])
+    unjudged: dict[str, int] = {}
+    for rec in records.values():
+        for kind, n in rec.get("unjudged", {}).items():
+            unjudged[kind] = unjudged.get(kind, 0) + n
+    return Merged(findings, errors, exit_code, world_size, [r for r in range(world_size) if r not in records],
+                  unjudged)
 
 
 def _finding(cls: type[CrossRankCheck], verdict: Verdict, lang: str) -> Finding:

@@ -152,6 +152,12 @@ class _ScalerWatch(Check):
 
     def clipped(self, ev: CallEvent) -> None: ...
 
+    @staticmethod
+    def _scale_and_names(ev: CallEvent) -> tuple[float, dict[str, str]]:
+        """The loss scale (a device read) and the user's names for the scaler and optimizer: only when reporting."""
+        return float(ev.owner.get_scale()), {"scaler": user_name(ev.owner) or "scaler",
+                                             "opt": (user_name(ev.args[0]) if ev.args else None) or "optimizer"}
+
     def stepping(self, ev: CallEvent, state: _ScalerState) -> None: ...
 
 
@@ -228,19 +234,24 @@ class GradScalerUpdateMissing(_ScalerWatch):
             fix="在循环之前只创建一次 scaler，每次迭代在 step 之后调用一次 update：{scaler}.step({opt}); {scaler}.update()"),
     }
 
+    @staticmethod
+    def _scale_and_names(ev: CallEvent) -> tuple[float, dict[str, str]]:
+        """The loss scale (a device read) and the user's names for the scaler and optimizer: only when reporting."""
+        return float(ev.owner.get_scale()), {"scaler": user_name(ev.owner) or "scaler",
+                                             "opt": (user_name(ev.args[0]) if ev.args else None) or "optimizer"}
+
     def stepping(self, ev: CallEvent, state: _ScalerState) -> None:
         if self.reported:
             return
-        scale = float(ev.owner.get_scale())
-        names = {"scaler": user_name(ev.owner) or "scaler",
-                 "opt": (user_name(ev.args[0]) if ev.args else None) or "optimizer"}
         if ev.args and id(ev.args[0]) in state.stepped:
+            scale, names = self._scale_and_names(ev)
             self.report(ev.where, {"loss_scale": scale}, scale=scale, **names,
                         what="scaler.step(optimizer) was called a second time with no scaler.update() in between.",
                         what_zh="scaler.step(optimizer) 在两次调用之间没有调用 scaler.update()。")
             return
         fresh = self.stepping_scalers
         if fresh >= FRESH_SCALERS and not self.updated:
+            scale, names = self._scale_and_names(ev)
             self.report(ev.where, {"scalers_stepped_never_updated": fresh, "loss_scale": scale},
                         scale=scale, **names,
                         what=f"{fresh} different GradScalers each stepped the optimizer and none was ever "

@@ -547,7 +547,7 @@ class LrTooLow(Check):
                 ratio = statistics.median(ratios)
                 self.report(self.where, {"median_update_ratio": ratio, "lr": lr,
                                          "samples": len(ratios), "loss_start": start, "loss_end": end},
-                            lr=lr, call=optimizer_call(opt, _usual_lr(opt), self.names.get(key)),
+                            lr=lr, call=optimizer_call(opt, usual_lr(opt), self.names.get(key)),
                             headline=pick(s.lang, "the weights barely move", "权重几乎不动"),
                             story=pick(
                                 s.lang,
@@ -582,7 +582,7 @@ class LrTooLow(Check):
             return
         (key, (first_lr, top_lr, lr)), = self.lrs.items()
         opt = self.opts.get(key)
-        if opt is None or not 0 < lr <= first_lr or top_lr > first_lr * 1.001 or lr > self.LOW_LR * _usual_lr(opt):
+        if opt is None or not 0 < lr <= first_lr or top_lr > first_lr * 1.001 or lr > self.LOW_LR * usual_lr(opt):
             return
         w = n // 4
         start = statistics.median(losses[:5])
@@ -598,9 +598,9 @@ class LrTooLow(Check):
         # at the end, its loss falling steadily but by a few per cent over the whole run.
         se = math.sqrt((statistics.pvariance(q1) + statistics.pvariance(q4)) / w)
         chance = math.log(self.classes) if self.classes >= 2 else 0.0
-        crawl = (lr <= self.VERY_LOW_LR * _usual_lr(opt) and chance > 0 and m4 >= self.NEAR_CHANCE * chance
+        crawl = (lr <= self.VERY_LOW_LR * usual_lr(opt) and chance > 0 and m4 >= self.NEAR_CHANCE * chance
                  and m4 >= self.STALLED * m1 and m1 - m4 > 2 * se)
-        usual = _usual_lr(opt)
+        usual = usual_lr(opt)
         evidence = {"lr": lr, "loss_start": start, "first_quarter_loss": m1, "third_quarter_loss": m3,
                     "last_quarter_loss": m4, "steps": s.step}
         if steep:
@@ -630,12 +630,6 @@ class LrTooLow(Check):
             return
         self.report(self.where, evidence, lr=lr, call=optimizer_call(opt, usual, self.names.get(key)),
                     headline=headline, story=story)
-
-
-def _usual_lr(optimizer: torch.optim.Optimizer) -> float:
-    """The learning rate most setups start from, per optimizer (``USUAL_LR``: Adam-like 1e-3, SGD 1e-2,
-    Adadelta 1.0, ...)."""
-    return usual_lr(optimizer)
 
 
 def _frozen(losses: list[float]) -> bool:
@@ -711,7 +705,7 @@ class LossNotDecreasing(Check):
         if self.session.sampled:
             lrs = [g["lr"] for g in ev.optimizer.param_groups if isinstance(g.get("lr"), (int, float))]
             if lrs:  # (a tensor learning rate, maybe on the device, is not read here)
-                self.lr_share = max(self.lr_share, max(lrs) / _usual_lr(ev.optimizer))
+                self.lr_share = max(self.lr_share, max(lrs) / usual_lr(ev.optimizer))
         if key != self.last and key in self.seen:
             self.returns += 1
         self.seen.add(key)
