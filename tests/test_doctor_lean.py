@@ -138,7 +138,8 @@ def test_nonfinite_input_in_a_batch_of_another_shape_on_a_step_not_sampled() -> 
 
 def test_losses_are_copies_the_script_cannot_change_later() -> None:
     """A loss changed in place after backward() without a version bump (``.data``, an all_reduce for logging)
-    is still read back as it was; a loss sliced out of a bigger tensor does not keep that tensor's storage."""
+    is still read back as it was; a loss sliced out of a bigger tensor does not keep that tensor's storage (on
+    the CPU a loss is read at once: nothing of the tensor is kept)."""
     torch.manual_seed(0)
     model = nn.Linear(4, 3)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -155,8 +156,7 @@ def test_losses_are_copies_the_script_cannot_change_later() -> None:
         per_output = model(torch.randn(8, 4)).pow(2).mean(0)
         opt.zero_grad()
         per_output[1].backward()
-        kept = session._pending_losses[-1]
-        assert kept.untyped_storage().data_ptr() != per_output.untyped_storage().data_ptr()
+        assert session._pending_losses == []
         losses = session.losses
     assert losses == seen + [per_output[1].item()]
     assert session.loss_steps == [0, 1, 2, 3, 4]

@@ -73,3 +73,78 @@ def test_an_evaluation_handler_sees_only_gradient_free_calls_between_windows(mon
     evaluation = [step for step, grad in calls if not grad]
     assert training == {s for s in range(60) if Session.sampled_at(s)}  # training losses: sampled steps alone
     assert len(evaluation) == 60  # one evaluation loss after each step, every one seen
+
+
+def test_a_training_step_between_windows_makes_no_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every check on, a plain step between windows (one model call, one backward(), one step) reaches no
+    handler: its training call is recorded for ``on_fed`` and handed over when the next window opens."""
+    dispatched: list[tuple[int, str]] = []
+    original = Session._dispatch
+
+    def counted(self: Session, method: str, *args: Any, **kwargs: Any) -> None:
+        if not self.in_window:
+            dispatched.append((self.step, method))
+        original(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(Session, "_dispatch", counted)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(256, 8), torch.randint(0, 3, (256,))
+    session = Session()
+    with session:
+        for step in range(700):
+            i = step % 8 * 32
+            opt.zero_grad()
+            F.cross_entropy(model(x[i:i + 32]), y[i:i + 32]).backward()
+            opt.step()
+        session.end()
+    assert session.internal_errors == []
+    late = [(s, m) for s, m in dispatched if 200 < s < 700]
+    assert late and {m for _, m in late} == {"on_fed"}, sorted({m for _, m in late})
+    assert len(late) == len([s for s in range(201, 700) if Session.sampled_at(s)])  # one hand-over per window
+
+
+def test_a_nan_batch_in_a_reused_buffer_between_windows_is_found() -> None:
+    """Inputs copied into one buffer each step (changed in place after each call): once that is seen, each call is
+    handed over as it is made, so NaN rows that first come far from a window are still seen as they were fed."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(256, 8), torch.randint(0, 3, (256,))
+    buffer = torch.empty(32, 8)
+    session = Session(checks=["nonfinite-input"])
+    with session:
+        for step in range(760):
+            if step == 637:  # far from a window (600 and 601, 700 and 701): the data's 6th batch gets a NaN
+                x[5 * 32 + 1, 1] = float("nan")
+            i = step % 8 * 32
+            buffer.copy_(x[i:i + 32])
+            opt.zero_grad()
+            F.cross_entropy(model(buffer), y[i:i + 32]).backward()
+            opt.step()
+        session.end()
+    assert [f.id for f in session.findings] == ["nonfinite-input"]
+    assert session.nonfinite_data
+
+
+def test_weights_made_anew_between_windows_are_found() -> None:
+    """An optimizer made over new tensors on every iteration, starting far from a window: each one's first step
+    reaches ``params-recreated`` (the session tells an optimizer's first step) although no window is open."""
+    torch.manual_seed(0)
+    x = torch.randn(64, 4)
+    y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])
+    w = torch.zeros(4, 1, requires_grad=True)
+    opt = torch.optim.SGD([w], lr=0.01)
+    session = Session(checks=["params-recreated"])
+    with session:
+        for step in range(640):
+            if step >= 603:  # the bug begins after the window of steps 600 and 601
+                w = torch.zeros(4, 1, requires_grad=True)
+                opt = torch.optim.SGD([w], lr=0.01)
+            opt.zero_grad()
+            ((x @ w - y) ** 2).mean().backward()
+            opt.step()
+        session.end()
+        assert session.step < 700  # (no window was open after step 601)
+    assert [f.id for f in session.findings] == ["params-recreated"]

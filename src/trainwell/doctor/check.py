@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from trainwell._registry import Registry
 
 if TYPE_CHECKING:
-    from trainwell.doctor.events import (BackwardEvent, BatchEvent, CallEvent, ForwardEvent, LossEvent, StepEvent,
-                                         ZeroGradEvent)
+    from trainwell.doctor.events import (BackwardEvent, BatchEvent, BatchRecord, CallEvent, FedCall, ForwardEvent,
+                                         LossEvent, StepEvent, ZeroGradEvent)
     from trainwell.doctor.session import Session
 
 
@@ -83,6 +83,17 @@ class Check:
 
     def on_call(self, ev: CallEvent) -> None: ...  # a GradScaler method, gradient clipping or torch.save is called
 
+    # Model calls with gradients on made between windows (steps not sampled), handed over together when the next
+    # window opens, before its first event (sooner when they hold much memory, or before an evaluation call, so
+    # that calls arrive in the order they were made). Their tensors are as the model saw them: a call whose input
+    # was changed in place since is left out (and from then on each call is handed over at once). For checks
+    # that must see every training batch (a NaN in one, the rows trained on) without an event on every step.
+    def on_fed(self, calls: list[FedCall]) -> None: ...
+
+    # DataLoader batches fetched between windows, handed over together in the same way (for a check that times
+    # every batch): what the batch event would have told, without the batch.
+    def on_batches(self, batches: list[BatchRecord]) -> None: ...
+
     def on_error(self, error: BaseException) -> None: ...  # the watched code raised
 
     def on_end(self) -> None: ...  # the script or fit ended (judge what needs the whole run)
@@ -112,6 +123,33 @@ def sampled_and_evaluation(handler: H) -> H:
     return handler
 
 
+def sampled_and_repeated_calls(handler: H) -> H:
+    """Mark an ``on_forward`` or ``on_backward`` handler that acts on sampled steps and the step after each, and
+    between them on the second and later model calls with gradients on before a backward() (an evaluation pass or
+    a rollout run with gradients on), and on the backward() that ends such a run. The session counts the calls
+    (``Session.calls_since_backward``): a training step of one call and one backward() costs the handler nothing."""
+    handler = sampled_and_next(handler)
+    handler._repeated = True  # type: ignore[attr-defined]
+    return handler
+
+
+def sampled_and_first_step(handler: H) -> H:
+    """Mark an ``on_step_pre`` or ``on_step`` handler that acts on sampled steps and the step after each, and between
+    them on the first step of each optimizer (one made inside the loop steps once and is dropped);
+    ``Session.previous_optimizer_steps`` says how many steps in a row the optimizer before it took."""
+    handler = sampled_and_next(handler)
+    handler._first_step = True  # type: ignore[attr-defined]
+    return handler
+
+
+def sampled_and_first_batch(handler: H) -> H:
+    """Mark an ``on_batch`` handler that acts on sampled steps and the step after each, and between them on the
+    first batch of each pass over a DataLoader (a new epoch's iterator)."""
+    handler = sampled_and_next(handler)
+    handler._first_batch = True  # type: ignore[attr-defined]
+    return handler
+
+
 def acts_every_step(check: type[Check], method: str) -> bool:
     return not getattr(getattr(check, method), "_sampled_only", False)
 
@@ -124,6 +162,21 @@ def acts_in_evaluation(check: type[Check], method: str) -> bool:
 def acts_after_sampled(check: type[Check], method: str) -> bool:
     """Whether the handler acts on the step after a sampled one (every-step handlers do too)."""
     return acts_every_step(check, method) or getattr(getattr(check, method), "_and_next", False)
+
+
+def acts_on_repeated_calls(check: type[Check], method: str) -> bool:
+    """Whether a windowed handler also acts on repeated model calls between windows (``sampled_and_repeated_calls``)."""
+    return not acts_every_step(check, method) and getattr(getattr(check, method), "_repeated", False)
+
+
+def acts_on_first_batch(check: type[Check], method: str) -> bool:
+    """Whether a windowed handler also acts on each pass's first batch between windows (``sampled_and_first_batch``)."""
+    return not acts_every_step(check, method) and getattr(getattr(check, method), "_first_batch", False)
+
+
+def acts_on_first_step(check: type[Check], method: str) -> bool:
+    """Whether a windowed handler also acts on each optimizer's first step between windows (``sampled_and_first_step``)."""
+    return not acts_every_step(check, method) and getattr(getattr(check, method), "_first_step", False)
 
 
 CHECKS: Registry[type[Check]] = Registry("doctor check")

@@ -130,3 +130,61 @@ class CallEvent(_Located):
         self.args = args
         self.kwargs = kwargs
         self._where = where
+
+
+class FedCall:
+    """A top-level call with gradients on of a model (a module with parameters), made between windows and recorded
+    without an event (see ``Check.on_fed``): the module, its positional inputs and the DataLoader batch it was
+    given (the id of the batch's dataset when a batch was fetched since the model call before it, else None)."""
+
+    __slots__ = ("module", "inputs", "batch")
+
+    def __init__(self, module: nn.Module, inputs: tuple[Any, ...], batch: int | None) -> None:
+        self.module = module
+        self.inputs = inputs
+        self.batch = batch
+
+    def __repr__(self) -> str:
+        return f"FedCall(module={type(self.module).__name__}, inputs={len(self.inputs)}, batch={self.batch})"
+
+
+class BatchRecord:
+    """A DataLoader batch fetched between windows, recorded without an event (see ``Check.on_batches``): where it
+    was fetched (``site``, and ``where``, the user's line, found once per site), its iterator and dataset (ids),
+    the iterator's ``num_workers`` and ``pin_memory``, the wait for it, the time it came (``time.perf_counter()``),
+    the session's backward() count then, and its items (the first dimension of its first tensor; 0 unless the
+    wait reached ``SIZED_WAIT_S``: only a batch that waited is sized)."""
+
+    __slots__ = ("site", "where", "iterator", "dataset", "num_workers", "pin_memory", "wait_seconds", "time",
+                 "backward_count", "items")
+    SIZED_WAIT_S = 1e-3
+
+    def __init__(self, site: Any, where: str | None, iterator: int, dataset: int, num_workers: int, pin_memory: bool,
+                 wait_seconds: float, time: float, backward_count: int, items: int) -> None:
+        self.site = site
+        self.where = where
+        self.iterator = iterator
+        self.dataset = dataset
+        self.num_workers = num_workers
+        self.pin_memory = pin_memory
+        self.wait_seconds = wait_seconds
+        self.time = time
+        self.backward_count = backward_count
+        self.items = items
+
+
+def batch_items(batch: Any) -> int:
+    """Items in a batch: the first dimension of its first tensor (0: none found)."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.size(0)) if batch.dim() else 1  # (size(), not shape: a nested tensor has no shape)
+    if isinstance(batch, (tuple, list)):
+        for x in batch:
+            n = batch_items(x)
+            if n:
+                return n
+    if isinstance(batch, dict):
+        for x in batch.values():
+            n = batch_items(x)
+            if n:
+                return n
+    return 0

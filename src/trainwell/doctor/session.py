@@ -26,8 +26,10 @@ from torch.nn.modules.loss import _Loss
 from torch.optim import optimizer as optimizer_hooks
 from torch.utils.data import dataloader as dataloader_module
 
-from trainwell.doctor.check import CHECKS, Check, acts_after_sampled, acts_every_step, acts_in_evaluation
-from trainwell.doctor.events import BackwardEvent, BatchEvent, ForwardEvent, LossEvent, StepEvent, ZeroGradEvent
+from trainwell.doctor.check import (CHECKS, Check, acts_after_sampled, acts_every_step, acts_in_evaluation,
+                                    acts_on_first_batch, acts_on_first_step, acts_on_repeated_calls)
+from trainwell.doctor.events import (BackwardEvent, BatchEvent, BatchRecord, FedCall, ForwardEvent, LossEvent,
+                                     StepEvent, ZeroGradEvent, batch_items)
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
 from trainwell.doctor.warnsite import past_wrappers, skipped, stand_in
 from trainwell.doctor.where import where
@@ -70,6 +72,7 @@ _COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
 
 _STRIDED = torch.strided
 _Tensor = torch.Tensor
+FED_BYTES = 16 * 2**20  # inputs of model calls kept between windows for ``on_fed`` (more: handed over at once)
 
 
 def unjudgeable(x: Any, depth: int = 0) -> str | None:
@@ -123,7 +126,8 @@ def _event_unjudgeable(ev: Any) -> str | None:
     return None
 
 
-_TENSOR_EVENTS = frozenset((ForwardEvent, LossEvent, BackwardEvent, BatchEvent))
+# (A batch is handed over as it came: its handlers read the loader and time, and test what they fingerprint.)
+_TENSOR_EVENTS = frozenset((ForwardEvent, LossEvent, BackwardEvent))
 
 
 def _restore_warning_filters(saved: list[Any]) -> None:
@@ -141,6 +145,16 @@ def _where() -> str | None:
         return where()
     except Exception:  # noqa: BLE001 - the location is a nicety, never a reason to fail
         return None
+
+
+def _where_from(frame: Any) -> str | None:
+    try:
+        return where(frame)
+    except Exception:  # noqa: BLE001 - the location is a nicety, never a reason to fail
+        return None
+
+
+_UNSEEN = object()
 
 
 def read_back(values: list[torch.Tensor]) -> list[Any]:
@@ -203,6 +217,23 @@ class Session:
                                 for m, hs in self._handlers.items()}
         self._after_sampled_off = {m: [(c, h) for c, h in hs if acts_after_sampled(type(c), m)
                                        or acts_in_evaluation(type(c), m)] for m, hs in self._handlers.items()}
+        # Windowed handlers that also act between windows on a repeated model call before backward() (and on the
+        # backward() that ends such a run), or on an optimizer's first step: the session's own counters say when.
+        self._repeated = {m: [(c, h) for c, h in hs if acts_on_repeated_calls(type(c), m)]
+                          for m, hs in self._handlers.items()}
+        self._first_step = {m: [(c, h) for c, h in hs if acts_on_first_step(type(c), m)]
+                            for m, hs in self._handlers.items()}
+        self._first_batch = [(c, h) for c, h in self._handlers["on_batch"] if acts_on_first_batch(type(c), "on_batch")]
+        # Between windows, model calls with gradients on are recorded, not dispatched: (call, versions of its
+        # tensor inputs), handed to the ``on_fed`` handlers when the next window opens.
+        self._fed_readers = self._handlers["on_fed"]
+        self._fed: list[tuple[FedCall, list[int]]] = []
+        self._fed_bytes = 0
+        self._fed_at_once = False  # an input was changed in place after its call: from now on hand over each call
+        # Batches fetched between windows, the same way: handed to the ``on_batches`` handlers as a window opens.
+        self._batch_readers = self._handlers["on_batches"]
+        self._batch_log: list[BatchRecord] = []
+        self._batch_sites: dict[Any, str | None] = {}  # (code, instruction) of a place batches are fetched -> where
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
         # The table for this step: _handlers on sampled steps, _after_sampled on the step after one, else _every_step;
@@ -220,6 +251,17 @@ class Session:
         self.nonfinite_data = False  # a batch with NaN / inf inputs went by (maybe on a step not sampled)
         self.batches = 0  # batches a DataLoader gave so far
         self.batch_dataset: int | None = None  # id of the dataset of the latest of them (its loader's, if none)
+        # Cheap records of every top-level model call (kept by the session, so that no check needs an event on
+        # every step for them):
+        self.call_batch: int | None = None  # ``batch_dataset`` if a batch was fetched since the call before, else None
+        self._call_batches = 0  # ``batches`` at the last model call
+        self.last_forward: tuple[int, tuple[int, ...]] | None = None  # (batch in, output shape) of the last one
+        self.calls_since_backward = 0  # model calls with gradients on since the last backward() began
+        # The optimizer stepping now, the steps it took in a row, and the steps in a row of the one before it.
+        self._stepping: weakref.ref[torch.optim.Optimizer] | None = None
+        self.steps_in_a_row = 0  # of the optimizer stepping now, before this step
+        self.previous_optimizer_steps = 0
+        self._first_step_now = False  # the optimizer stepping now steps for the first time
         self._losses: list[float] = []  # see ``losses``
         self._pending_losses: list[torch.Tensor] = []  # losses not read back from the device yet
         self.loss_steps: list[int] = []  # the step of each loss in ``losses``
@@ -238,6 +280,7 @@ class Session:
                                 (torch, "relu"): (torch.relu, self._wrap_relu(torch.relu))}
         self._undo: list[Callable[[], None]] = []
         self._has_params: dict[int, tuple[weakref.ref[nn.Module], bool]] = {}  # id(module) -> (module, answer)
+        self._trained: tuple[tuple[int, int], frozenset[int]] = ((-1, -1), frozenset())  # see trained_params
         self._global_hooks: list[Any] = []  # handles of the global forward hooks while they are on
         # Once the script calls torch.compile, the global hooks and F.relu's stand-in stay in place for the rest of
         # the run: compiled code guards on them, and each toggle would recompile it (see ``pin_hooks``).
@@ -254,6 +297,11 @@ class Session:
         """Whether expensive checks look at step ``s``: the first 10, then 1 in 10 up to step 100, 1 in 25
         up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
         return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
+
+    @property
+    def in_window(self) -> bool:
+        """Whether this step is in a window (a sampled step or the one after it), when every wrapper is in place."""
+        return self._window
 
     @property
     def losses(self) -> list[float]:
@@ -281,9 +329,13 @@ class Session:
         """The optimizers that have stepped and still exist (``optimizers`` without a WeakSet's iteration)."""
         return [o for o in [r() for r in self._known_optimizers.values()] if o is not None]
 
-    def trained_params(self) -> set[int]:
-        """ids of every parameter some optimizer owns."""
-        return {id(p) for opt in self.optimizers for g in opt.param_groups for p in g["params"]}
+    def trained_params(self) -> frozenset[int]:
+        """ids of every parameter some optimizer owns (worked out once per step: checks ask on sampled steps)."""
+        key = (self.step, self.optimizer_count)
+        if self._trained[0] != key:
+            self._trained = (key, frozenset(id(p) for opt in self.optimizers for g in opt.param_groups
+                                            for p in g["params"]))
+        return self._trained[1]
 
     def is_trained(self, model: nn.Module) -> bool:
         owned = self.trained_params()
@@ -311,6 +363,24 @@ class Session:
                 self._relaxed.add((id(check), m))
                 for table in (self._every_step, self._after_sampled, self._every_step_off, self._after_sampled_off):
                     table[m] = [(c, h) for c, h in table[m] if c is not check]
+                if m == "on_fed":  # (handed over between windows only: it has no other table)
+                    self._handlers[m] = [(c, h) for c, h in self._handlers[m] if c is not check]
+                    self._fed_readers = self._handlers[m]
+
+    def every_call(self, check: Check, method: str, on: bool = True) -> None:
+        """For a while, call ``check``'s handler ``method`` on every step, whatever its marks say (a check that saw
+        a bad batch go by looks closely at the next ones); ``on=False``: back to what its marks say."""
+        kind, handler = type(check), getattr(check, method)
+        wanted = ((self._every_step, acts_every_step(kind, method)),
+                  (self._after_sampled, acts_after_sampled(kind, method)),
+                  (self._every_step_off, acts_in_evaluation(kind, method)),
+                  (self._after_sampled_off, acts_after_sampled(kind, method) or acts_in_evaluation(kind, method)))
+        for table, marked in wanted:
+            present = any(c is check for c, _ in table[method])
+            if (on or marked) and not present:
+                table[method] = [*table[method], (check, handler)]
+            elif not (on or marked) and present:
+                table[method] = [(c, h) for c, h in table[method] if c is not check]
 
     def sorted_findings(self) -> list[Finding]:
         """The findings, most severe first, each symptom whose root cause was found folded into it (folding.py)."""
@@ -320,8 +390,10 @@ class Session:
 
     # ------------------------------------------------------------------ dispatch
 
-    def _dispatch(self, method: str, *args: Any, grad_off: bool = False) -> None:
-        handlers = (self._active_off if grad_off else self._active)[method]
+    def _dispatch(self, method: str, *args: Any, grad_off: bool = False,
+                  table: dict[str, list[tuple[Check, Callable[..., None]]]] | None = None) -> None:
+        """Call ``method``'s handlers in the table for this step (``table``: another one) with ``args``."""
+        handlers = (table if table is not None else self._active_off if grad_off else self._active)[method]
         if not handlers or _tracing():  # torch.jit.trace records what runs: the checks' work must stay out of it
             return
         if args and type(args[0]) in _TENSOR_EVENTS:  # (a step or zero_grad event carries no tensor to test)
@@ -337,15 +409,25 @@ class Session:
                 try:
                     handler(*args)
                 except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
-                    for table in (self._handlers, self._every_step, self._after_sampled, self._every_step_off,
-                                  self._after_sampled_off):
-                        for name, hs in table.items():
-                            table[name] = [(c, h) for c, h in hs if c is not check]
+                    self._remove(check)
                     self.internal_error(check.id, method, e)
                     if self.debug:
                         raise
         finally:
             quiet.active = prev
+
+    def _remove(self, check: Check) -> None:
+        """Take a check that raised out of every table."""
+        for table in self._tables():
+            for name, hs in table.items():
+                table[name] = [(c, h) for c, h in hs if c is not check]
+        self._fed_readers = self._handlers["on_fed"]
+        self._batch_readers = self._handlers["on_batches"]
+        self._first_batch = [(c, h) for c, h in self._first_batch if c is not check]
+
+    def _tables(self) -> tuple[dict[str, list[tuple[Check, Callable[..., None]]]], ...]:
+        return (self._handlers, self._every_step, self._after_sampled, self._every_step_off, self._after_sampled_off,
+                self._repeated, self._first_step)
 
     def internal_error(self, check: str | None, handler: str, error: Exception) -> None:
         """Record the doctor's own failure (a check that raised is switched off; a hook that raised keeps
@@ -360,9 +442,13 @@ class Session:
             self.on_internal_error(check, handler, detail)
 
     def end(self) -> None:
+        self._flush_fed()
+        self._flush_batches()
         self._dispatch("on_end")
 
     def error(self, exc: BaseException) -> None:
+        self._flush_fed()
+        self._flush_batches()
         self._dispatch("on_error", exc)
 
     # ------------------------------------------------------------------ install / uninstall
@@ -567,7 +653,7 @@ class Session:
                 now = owner.__dict__.get(name)
                 if now is (original if on else wrapper):  # (one put there since by someone else is left alone)
                     setattr(owner, name, wrapper if on else original)
-        pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"])
+        pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"] or self._first_step["on_step_pre"])
         if pre and self._step_pre_hook is None:
             self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
         elif not pre and self._step_pre_hook is not None:
@@ -605,10 +691,7 @@ class Session:
             self._watch_model(module)
             leaves, self._leaves = self._leaves, None
             relus, self._relus = self._relus, None
-            grad = _grad_enabled()
-            if (self._active if grad else self._active_off)["on_forward"]:
-                self._dispatch("on_forward", ForwardEvent(module, args, output, grad, _getframe(1), leaves, relus),
-                               grad_off=not grad)
+            self._top_call(module, args, output, _getframe(1), leaves, relus)
 
     # The four hooks below run on every step: _safe's guard is written into each (one call less per hook),
     # the compile check first (while torch.compile traces, session state must not be touched at all).
@@ -625,12 +708,89 @@ class Session:
             while self._stack and self._stack.pop() is not module:
                 pass
             if not self._stack:
-                grad = _grad_enabled()
-                if (self._active if grad else self._active_off)["on_forward"]:
-                    self._dispatch("on_forward", ForwardEvent(module, args, output, grad, _getframe(1)),
-                                   grad_off=not grad)
+                self._top_call(module, args, output, _getframe(1))
         except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
             self._hook_failed("_model_post", e)
+
+    def _top_call(self, module: nn.Module, args: tuple[Any, ...], output: Any, frame: Any,
+                  leaves: list[tuple[nn.Module, Any, Any]] | None = None, relus: list[Any] | None = None) -> None:
+        """A top-level model call returned (either hook path): the session's cheap records of it, then the event
+        for the handlers that act now. Between windows a call with gradients on is recorded for ``on_fed``
+        instead of dispatched, and only a repeated call before backward() reaches the handlers that ask for it."""
+        x = args[0] if args else None
+        if isinstance(x, _Tensor) and isinstance(output, _Tensor) and x.ndim and output.ndim:
+            self.last_forward = (x.shape[0], output.shape)  # (torch.Size is a tuple: no copy)
+        if self.batches != self._call_batches:
+            self._call_batches = self.batches
+            self.call_batch = self.batch_dataset
+        else:
+            self.call_batch = None
+        grad = _grad_enabled()
+        if grad:
+            known = self._has_params.get(id(module))  # (has_parameters, its usual answer inlined: every call)
+            if known[1] if known is not None and known[0]() is module else self.has_parameters(module):
+                self.calls_since_backward += 1
+                if not self.sampled and self._fed_readers:
+                    self._feed(module, args)
+                if (self.calls_since_backward > 1 and self._active is self._every_step
+                        and self._repeated["on_forward"]):
+                    self._dispatch("on_forward", ForwardEvent(module, args, output, True, frame),
+                                   table=self._repeated)
+            handlers = self._active["on_forward"]
+        else:
+            handlers = self._active_off["on_forward"]
+            if handlers and self._fed:  # the training calls made before this evaluation reach the checks first
+                self._flush_fed()
+        if handlers:
+            self._dispatch("on_forward", ForwardEvent(module, args, output, grad, frame, leaves, relus),
+                           grad_off=not grad)
+
+    def _feed(self, module: nn.Module, args: tuple[Any, ...]) -> None:
+        """Record a call with gradients on of a model (a module with parameters) made between windows (see
+        ``Check.on_fed``): references to its inputs and their versions, no tensor work."""
+        if len(args) == 1 and type(args[0]) is _Tensor:  # the usual model(x), without the loop below
+            x = args[0]
+            if x.layout is _STRIDED and not x.is_nested and not x.dtype.is_complex and not x.is_inference():
+                self._fed.append((FedCall(module, args, self.call_batch), [x._version]))
+                self._fed_bytes += x.nbytes
+                if self._fed_at_once or self._fed_bytes > FED_BYTES:
+                    self._flush_fed()
+                return
+        versions: list[int] = []
+        size = 0
+        now = self._fed_at_once
+        for a in args:
+            if isinstance(a, _Tensor):
+                if a.layout is not _STRIDED or a.is_nested or a.dtype.is_complex:
+                    kind = _kind(a)  # no check judges it (counted, as the dispatch does)
+                    self.unjudged[kind] = self.unjudged.get(kind, 0) + 1
+                    return
+                if a.is_inference():  # no version to tell a later change by: handed over at once
+                    now = True
+                    versions.append(-1)
+                else:
+                    versions.append(a._version)
+                size += a.nbytes
+            elif isinstance(a, (list, tuple, dict)):  # tensors inside a container: their versions are not kept
+                now = True
+        self._fed.append((FedCall(module, args, self.call_batch), versions))
+        self._fed_bytes += size
+        if now or self._fed_bytes > FED_BYTES:
+            self._flush_fed()
+
+    def _flush_fed(self) -> None:
+        """Hand the recorded calls to the ``on_fed`` handlers, leaving out any whose inputs changed in place since
+        (what the model saw is gone: from then on each call is handed over when it is made)."""
+        fed, self._fed, self._fed_bytes = self._fed, [], 0
+        calls = []
+        for call, versions in fed:
+            if versions and any(v >= 0 and v != t._version for v, t in
+                                zip(versions, [a for a in call.inputs if isinstance(a, _Tensor)])):
+                self._fed_at_once = True
+                continue
+            calls.append(call)
+        if calls and self._fed_readers:
+            self._dispatch("on_fed", calls, table=self._handlers)
 
     def _hook_failed(self, name: str, error: Exception) -> None:
         """A hook's own failure: recorded (and said) once, the user's code goes on; raised under ``--debug``."""
@@ -698,6 +858,7 @@ class Session:
                 return fn(tensor, *args, **kwargs)
             ev = None  # made when a check handles it (on a step not sampled, often none does)
             session._stack.clear()  # no forward is running now
+            calls, session.calls_since_backward = session.calls_since_backward, 0
             if session._active["on_backward_pre"]:
                 ev = BackwardEvent(tensor, _getframe(1))
                 session._dispatch("on_backward_pre", ev)
@@ -708,16 +869,25 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
-                # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out of
-                # a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a clone;
-                # a cast copies by itself.)
-                loss = tensor.detach()
-                loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
-                session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
+                if tensor.is_cpu:  # read now: no device to wait for
+                    if session._pending_losses:
+                        session._losses += read_back(session._pending_losses)
+                        session._pending_losses = []
+                    session._losses.append(tensor.item())
+                else:
+                    # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
+                    # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out of
+                    # a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a clone;
+                    # a cast copies by itself.)
+                    loss = tensor.detach()
+                    loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
+                    session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
                 session.loss_steps.append(session.step)
             if session._active["on_backward"]:
-                session._dispatch("on_backward", ev or BackwardEvent(tensor, _getframe(1)))
+                ev = ev or BackwardEvent(tensor, _getframe(1))
+                session._dispatch("on_backward", ev)
+            if calls > 1 and session._active is session._every_step and session._repeated["on_backward"]:
+                session._dispatch("on_backward", ev or BackwardEvent(tensor, _getframe(1)), table=session._repeated)
             return result
 
         backward.__doc__ = fn.__doc__
@@ -746,21 +916,62 @@ class Session:
                 session.batch_dataset = id(getattr(it, "_dataset", it))
                 if session._active["on_batch"]:
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
+                elif session._batch_readers:
+                    session._record_batch(it, batch, started, _getframe(1))
+                if (session._first_batch and session._active is session._every_step
+                        and getattr(it, "_num_yielded", None) == 1):  # a new pass's first batch
+                    session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it),
+                                      table={"on_batch": session._first_batch})
             return batch
 
         return skipped(__next__)
+
+    def _record_batch(self, it: Any, batch: Any, started: float, frame: Any) -> None:
+        """Record a batch fetched between windows (see ``Check.on_batches``): a few attribute reads."""
+        now = time.perf_counter()
+        wait = now - started
+        site = (id(frame.f_code), frame.f_lasti)
+        where_ = self._batch_sites.get(site, _UNSEEN)
+        if where_ is _UNSEEN:  # finding the user's line walks the stack: once per place
+            where_ = self._batch_sites[site] = _where_from(frame) if len(self._batch_sites) < 256 else None
+        self._batch_log.append(BatchRecord(
+            site, where_, id(it), id(getattr(it, "_dataset", None)), int(getattr(it, "_num_workers", -1)),
+            bool(getattr(it, "_pin_memory", False)), wait, now, self.backward_count,
+            batch_items(batch) if wait >= BatchRecord.SIZED_WAIT_S else 0))
+        if len(self._batch_log) >= 4096:
+            self._flush_batches()
+
+    def _flush_batches(self) -> None:
+        log, self._batch_log = self._batch_log, []
+        if log and self._batch_readers:
+            self._dispatch("on_batches", log, table=self._handlers)
 
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
             return
         try:
-            known = self._known_optimizers.get(id(optimizer))
-            if known is None or known() is not optimizer:
-                self._known(optimizer)
+            self._stepping_now(optimizer)
             if self._active["on_step_pre"]:
                 self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
+            if self._first_step_now and self._active is self._every_step and self._first_step["on_step_pre"]:
+                self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)), table=self._first_step)
         except Exception as e:  # noqa: BLE001
             self._hook_failed("_step_pre", e)
+
+    def _stepping_now(self, optimizer: torch.optim.Optimizer) -> None:
+        """Note the optimizer about to step (once per step, from whichever step hook is on): a new one is added
+        to those known, and the steps in a row of the one before it are kept (``previous_optimizer_steps``)."""
+        stepping = self._stepping
+        if stepping is not None and stepping() is optimizer:
+            if self._first_step_now and self.steps_in_a_row:  # (the post-hook of its first step has run)
+                self._first_step_now = False
+            return
+        self.previous_optimizer_steps = self.steps_in_a_row
+        self._stepping, self.steps_in_a_row = weakref.ref(optimizer), 0
+        known = self._known_optimizers.get(id(optimizer))
+        self._first_step_now = known is None or known() is not optimizer
+        if self._first_step_now:
+            self._known(optimizer)
 
     def _known(self, optimizer: torch.optim.Optimizer) -> None:
         self.optimizers.add(optimizer)
@@ -772,16 +983,21 @@ class Session:
             return
         try:
             if self._step_pre_hook is None:  # between windows: the pre-hook is off, an optimizer is found here
-                known = self._known_optimizers.get(id(optimizer))
-                if known is None or known() is not optimizer:
-                    self._known(optimizer)
+                self._stepping_now(optimizer)
             if self._active["on_step"]:
                 self._dispatch("on_step", StepEvent(optimizer, _getframe(1)))
+            if self._first_step_now and self._active is self._every_step and self._first_step["on_step"]:
+                self._dispatch("on_step", StepEvent(optimizer, _getframe(1)), table=self._first_step)
+            self.steps_in_a_row += 1
             self.step += 1
             after = self.sampled
             self.sampled = sampled = self.sampled_at(self.step)
             if sampled:
                 self._active = self._active_off = self._handlers
+                if self._fed:  # the window opens: the calls recorded since the last one first
+                    self._flush_fed()
+                if self._batch_log:
+                    self._flush_batches()
             elif after:
                 self._active, self._active_off = self._after_sampled, self._after_sampled_off
             else:

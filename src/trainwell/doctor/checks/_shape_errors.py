@@ -239,7 +239,7 @@ def _inplace(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
 def _batch_size(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     n_in, n_t = int(p.groups[0]), int(p.groups[1])
     inp, tgt = ctx.loss_tensors()
-    last = getattr(chk, "last_forward", None)  # shape-mismatch remembers the last model call
+    last = chk.session.last_forward  # (batch in, output shape) of the last model call
     ev = {"predictions": n_in, "targets": n_t, "prediction_shape": shape(inp), "target_shape": shape(tgt)}
     tm = _time_major(ctx, chk, n_in, n_t)
     if tm is not None:

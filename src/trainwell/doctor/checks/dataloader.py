@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
-from trainwell.doctor.events import BatchEvent
+from trainwell.doctor.check import Check, Text, register, sampled_and_next
+from trainwell.doctor.events import BatchEvent, BatchRecord, batch_items
 
 WINDOW = 8  # batch-to-batch intervals needed before judging during the run (re-judged every JUDGE_EVERY more)
 JUDGE_EVERY = 4
@@ -56,21 +56,7 @@ class _Stream:
     where: str | None = None
 
 
-def _batch_size(batch: Any) -> int:
-    """Items in a batch: the first dimension of its first tensor."""
-    if isinstance(batch, torch.Tensor):
-        return int(batch.shape[0]) if batch.ndim else 1
-    if isinstance(batch, (tuple, list)):
-        for x in batch:
-            n = _batch_size(x)
-            if n:
-                return n
-    if isinstance(batch, dict):
-        for x in batch.values():
-            n = _batch_size(x)
-            if n:
-                return n
-    return 0
+_batch_size = batch_items  # items in a batch: the first dimension of its first tensor
 
 
 @register
@@ -106,23 +92,43 @@ class DataLoaderBottleneck(Check):
         # (weak reference to, stream of) the iterator of the latest batch: the next batch is most often its own.
         self.last: tuple[Callable[[], Any], _Stream] = (lambda: None, _Stream())
 
+    # Every batch is timed: in windows as events, between them from the session's records (no event per batch).
+    @sampled_and_next
     def on_batch(self, ev: BatchEvent) -> None:
         if self.reported:
             return
-        now = time.perf_counter()
         it = ev.iterator
         ref, s = self.last
         if it is None or ref() is not it:  # (the iterator's stream is remembered: no key to make for each batch)
-            key = (ev.site, id(getattr(it, "_dataset", None)))  # zip(loader_a, loader_b) on one line: two streams
-            s = self.streams.get(key)
-            if s is None:
-                s = self.streams[key] = _Stream()
-                s.where = ev.where  # (the user's line: found once per stream, it walks the stack)
+            s = self._stream((ev.site, id(getattr(it, "_dataset", None))), lambda: ev.where)
             if it is not None:
                 try:
                     self.last = (weakref.ref(it), s)
                 except TypeError:  # an iterator that takes no weak reference: looked up by its key each time
                     pass
+        self._timed(s, id(it) if it is not None else 0, ev.wait_seconds, time.perf_counter(),
+                    self.session.backward_count, lambda: _batch_size(ev.batch),
+                    lambda: (int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False))))
+
+    def on_batches(self, batches: list[BatchRecord]) -> None:
+        self.last = (lambda: None, _Stream())  # (the records name iterators by id: the cache starts again)
+        for b in batches:
+            if self.reported:
+                return
+            s = self._stream((b.site, b.dataset), lambda: b.where)  # noqa: B023 - called at once
+            self._timed(s, b.iterator, b.wait_seconds, b.time, b.backward_count, lambda: b.items,  # noqa: B023
+                        lambda: (b.num_workers, b.pin_memory))  # noqa: B023
+
+    def _stream(self, key: tuple[Any, int], where: Callable[[], str | None]) -> _Stream:
+        s = self.streams.get(key)
+        if s is None:
+            s = self.streams[key] = _Stream()
+            s.where = where()  # (the user's line: found once per stream, it walks the stack)
+        return s
+
+    def _timed(self, s: _Stream, iterator: int, wait: float, now: float, backward: int, items: Callable[[], int],
+               settings: Callable[[], tuple[int, bool]]) -> None:
+        """One batch of stream ``s``: its wait, and the interval since the stream's batch before it."""
         measure = True
         if len(s.intervals) == FULL:  # a full window: from now on one interval in SPARSE is measured
             s.seen += 1
@@ -130,23 +136,21 @@ class DataLoaderBottleneck(Check):
             if phase and phase != SPARSE - 1:
                 return
             measure = not phase  # (the batch before a measured one marks where its interval starts)
-        backward = self.session.backward_count
-        same_iterator = it is not None and id(it) == s.last_iterator
+        same_iterator = iterator != 0 and iterator == s.last_iterator
         # An interval counts when it holds training work and stays inside one epoch's iterator.
         if measure and same_iterator and backward > s.last_backward >= 0:
-            wait, waits = ev.wait_seconds, s.waits
+            waits = s.waits
             if len(waits) == waits.maxlen and waits[0] >= MIN_WAIT_S:
                 s.slow -= 1  # about to leave the window
             waits.append(wait)
             s.intervals.append(now - s.last_time)
             if wait >= MIN_WAIT_S:  # (only a batch that waited long enough to count is sized)
                 s.slow += 1
-                s.items.append(_batch_size(ev.batch))
+                s.items.append(items())
             s.new += 1
-        s.last_time, s.last_iterator, s.last_backward = now, id(it) if it is not None else 0, backward
-        if it is not None and not same_iterator:  # (an iterator's settings are fixed: read once per epoch)
-            s.num_workers = int(getattr(it, "_num_workers", -1))
-            s.pin_memory = bool(getattr(it, "_pin_memory", False))
+        s.last_time, s.last_iterator, s.last_backward = now, iterator, backward
+        if iterator and not same_iterator:  # (an iterator's settings are fixed: read once per epoch)
+            s.num_workers, s.pin_memory = settings()
         # Judged often at first, so that a slow loader is named early; then every JUDGE_LATER batches.
         if len(s.intervals) >= WINDOW and s.new >= (JUDGE_EVERY if len(s.intervals) < 64 else JUDGE_LATER):
             s.new = 0

@@ -26,6 +26,7 @@ import torch
 from trainwell.doctor.check import Text, register
 from trainwell.doctor.events import BackwardEvent, BatchEvent
 from trainwell.doctor.ranks import CrossRankCheck, Verdict
+from trainwell.doctor.session import unjudgeable
 
 HASHED_VALUES = 1 << 16
 MAX_LOADERS = 20
@@ -144,7 +145,7 @@ class DataNotSharded(CrossRankCheck):
         if not self.session.cross_rank:
             self.session.relax(self, "on_batch", "on_backward")  # one process: no ranks to compare
             return
-        if ev.iterator is None:
+        if ev.iterator is None or unjudgeable(ev.batch) is not None:  # (a sparse or nested batch: not signed)
             return
         key = id(getattr(ev.iterator, "_dataset", ev.iterator))
         self.last = key

@@ -109,7 +109,8 @@ class DeadRelu(Check):
                 share = min(share, history.pop()[1])
             history.append((step, share))
             del history[: -self.LAST]
-            self.where[(id(model), i)] = (ev.where, units)
+            if (id(model), i) not in self.where:  # (the model call's line: found once, it walks the stack)
+                self.where[(id(model), i)] = (ev.where, units)
             if step >= self.MIN_STEP and self.judge((id(model), i), self.SHARE):
                 return
 

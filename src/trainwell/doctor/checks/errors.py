@@ -57,17 +57,14 @@ class ShapeMismatch(ErrorCheck):
 
     def __init__(self, session):  # type: ignore[no-untyped-def]
         super().__init__(session)
-        self.last_forward: tuple[int, tuple[int, ...]] | None = None  # (batch in, output shape) of the last model call
         self.time_major: TimeMajor | None = None  # the last non-batch_first RNN seen reading a 3-D input
 
+    @sampled_only  # (the last model call's batch and output shapes are the session's ``last_forward``)
     def on_forward(self, ev: ForwardEvent) -> None:
-        # Two attribute reads per model call: enough to tell later whether the model changed the batch size.
-        x, out = (ev.inputs[0] if ev.inputs else None), ev.output
-        if isinstance(x, torch.Tensor) and isinstance(out, torch.Tensor) and x.ndim and out.ndim:
-            self.last_forward = (x.shape[0], out.shape)  # (torch.Size is a tuple: no copy)
         if not ev.leaf_calls and not isinstance(ev.module, nn.RNNBase):
-            return  # the usual call on a step not sampled: nothing for watch() to see
-        for module, inp, _ in ((ev.module, x, out), *ev.leaf_calls):  # leaf calls: sampled steps and first calls
+            return  # nothing for watch() to see
+        x = ev.inputs[0] if ev.inputs else None
+        for module, inp, _ in ((ev.module, x, ev.output), *ev.leaf_calls):  # leaf calls: sampled steps and first calls
             tm = watch(module, inp)
             if tm is not None:
                 self.time_major = tm

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_and_next, sampled_and_repeated_calls
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, StepEvent
 from trainwell.doctor.lang import pick
 
@@ -101,13 +101,9 @@ class GraphRetained(Check):
             fix="只保存数值或 detach 之后的张量：history.append(loss.item())  # 或 output.detach()；"
                 "评估时放在 `with torch.no_grad():` 里"),
     }
-    EVERY = 4  # look every few optimizer steps...
-    EVERY_LATER = 16  # ...and fewer after LATER steps (a pile that grows by one graph a step shows either way)
-    LATER = 500
     AGE = 2  # only graphs from at least this many steps ago count
     MIN_STEPS = 8  # old steps with a live graph before reporting
     CAP = 512  # probes tracked at most
-    DENSE = 64  # every step is probed up to here
     RUN_MIN = 8  # probed model calls of one run, never gone through by a backward() and still alive...
     # ...two backward() calls and AGE optimizer steps after the run ended (not another optimizer of one iteration)
     RUN_CAP = 64  # probes kept per run
@@ -130,10 +126,9 @@ class GraphRetained(Check):
         self.clean: dict[str | None, int] = {}  # line -> runs from it that a backward() went through entirely
 
     def _skip(self) -> bool:
-        step = self.session.step
-        # After the first steps, one step in EVERY is enough to see a pile grow.
-        return ((step % self.EVERY != 0 and step >= self.DENSE) or (step % self.EVERY_LATER != 0 and step >= self.LATER)
-                or self.reported or len(self.probes) >= self.CAP)
+        """Whether this call's graph goes unprobed: the steps of a window (a sampled step and the one after it)
+        are probed, which is enough to see a pile grow; a repeated call between windows is probed for its run only."""
+        return not self.session.in_window or self.reported or len(self.probes) >= self.CAP
 
     def _track(self, t: torch.Tensor, kind: str, ev: BackwardEvent | ForwardEvent) -> None:
         meta = _unprobed_metadata(t, _KEY)
@@ -145,6 +140,7 @@ class GraphRetained(Check):
             self.wheres[kind] = ev.where
         self.probes.append((self.session.step, weakref.ref(probe), kind))
 
+    @sampled_and_repeated_calls  # in windows, and the backward() that ends a run of several model calls
     def on_backward(self, ev: BackwardEvent) -> None:
         if not self._skip() and ev.tensor.numel() == 1:
             self._track(ev.tensor, "losses", ev)
@@ -163,12 +159,13 @@ class GraphRetained(Check):
         elif not unused:  # many calls for one backward() on purpose (an RNN cell unrolled by hand): probed no more
             self.clean[self.run_where] = self.clean.get(self.run_where, 0) + 1
 
+    @sampled_and_repeated_calls  # in windows, and a second or later model call before backward() between them
     def on_forward(self, ev: ForwardEvent) -> None:
         if not ev.grad_enabled:
             return
         probe_run = False
         if not self.reported and self.session.has_parameters(ev.module):  # a model, not a loss module
-            self.run_calls += 1
+            self.run_calls = self.session.calls_since_backward  # (the session counts every call, this one included)
             if self.run_calls == 2:  # (finding the line walks the stack: once per run, not per call)
                 self.run_where = ev.where
                 # (Past 64 lines found clean, new lines are not probed either: a bound on the table, never met
@@ -221,11 +218,12 @@ class GraphRetained(Check):
             self.ended.clear()
             return
 
+    @sampled_and_next
     def on_step(self, ev: StepEvent) -> None:
         step = self.session.step
         if self.ended and not self.reported:
             self._judge_runs()
-        if self.reported or step % (self.EVERY if step < self.LATER else self.EVERY_LATER):
+        if self.reported or not self.session.sampled:  # looked at once a window
             return
         self.probes = [p for p in self.probes if p[1]() is not None]
         old = [p for p in self.probes if p[0] <= step - self.AGE]

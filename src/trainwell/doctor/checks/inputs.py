@@ -15,9 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation, sampled_only
 from trainwell.doctor.checks._grads import read_back
-from trainwell.doctor.events import ForwardEvent
+from trainwell.doctor.events import FedCall, ForwardEvent
 
 # A first layer of these types normalizes the raw input itself.
 _NORM_LAYERS: tuple[type[nn.Module], ...] = (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm,
@@ -64,6 +64,8 @@ class NonfiniteInput(Check):
                 "  # 或者直接丢弃：x = x[torch.isfinite(x).all(dim=1)]"),
     }
 
+    # A NaN in one batch must be seen on whatever step it comes: between windows the training batches reach the
+    # check together (``on_fed``), summed in one reduction per window; evaluation batches come as events.
     ARMED = 100  # forwards looked at closely after a non-finite batch went by on a step that was not sampled
     KEEP_BYTES = 16 * 2**20  # batches kept unsummed between sampled steps (bigger ones are summed at once)
 
@@ -77,8 +79,10 @@ class NonfiniteInput(Check):
         self.kept_bytes = 0
         self.at_once = False  # a batch kept was changed in place (a reused buffer): sum them at once
         self.armed = 0
+        self.watching_each = False  # armed: every call is handed over as an event (``Session.every_call``)
         self.on_purpose = False  # the model was seen neutralizing non-finite inputs (masks)
 
+    @sampled_and_evaluation  # and every call while armed (``every_call``)
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or not self.session.has_parameters(ev.module):
             return
@@ -101,6 +105,24 @@ class NonfiniteInput(Check):
         self._sum_kept()
         self._judge_kept()
         self._look(ev, data)
+        if self.watching_each and not self.armed:
+            self.watching_each = False
+            self.session.every_call(self, "on_forward", on=False)  # back to windows and evaluation calls
+
+    def on_fed(self, calls: list[FedCall]) -> None:
+        if self.reported or self.on_purpose or self.armed:  # (while armed, each call came as an event)
+            return
+        for call in calls:
+            inputs = call.inputs
+            if len(inputs) == 1 and type(inputs[0]) is torch.Tensor:  # the usual model(x)
+                if is_data(inputs[0]):
+                    self.kept.append((inputs[0], inputs[0]._version))
+            else:
+                self.kept += [(x, x._version) for x in tensors(inputs) if is_data(x) and not x.is_inference()]
+                for x in tensors(inputs):
+                    if x.is_inference() and is_data(x):
+                        self._note(x.sum(dtype=torch.float32))
+        self._sum_kept()  # one reduction per sample shape, read on the window's first call
 
     def _note(self, total: torch.Tensor) -> None:
         """Add a batch's sum to its device's running sum: NaN and inf survive any sum."""
@@ -127,6 +149,8 @@ class NonfiniteInput(Check):
         if not all(math.isfinite(float(total)) for total in self.suspect.values()):
             self.armed = self.ARMED  # a bad batch went by unseen: look at the next ones closely
             self.session.nonfinite_data = True
+            self.watching_each = True
+            self.session.every_call(self, "on_forward")
         self.suspect.clear()
 
     def _look(self, ev: ForwardEvent, data: list[torch.Tensor]) -> None:

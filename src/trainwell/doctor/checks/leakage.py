@@ -26,8 +26,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.events import ForwardEvent, StepEvent
+from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation, sampled_only
+from trainwell.doctor.events import FedCall, ForwardEvent, StepEvent
 
 COLUMNS = 256  # elements per sample that go into its fingerprint
 MAX_TRAIN = 300_000  # fingerprints kept (memory stays bounded on big datasets)
@@ -160,39 +160,24 @@ class SplitLeakage(Check):
         # Whether the training and the evaluation inputs hold continuous values (their exact repeats are copies).
         self.train_values = _Continuity()
         self.eval_values = _Continuity()
-        self.batches = 0  # the session's batch count at the last model call: more now means a fresh batch
         self.where: str | None = None
         self.repeats: set[int] = set()  # models whose training inputs read back lately were almost all known
         # model number -> where its training inputs came from: ("loader", dataset id) or ("tensor", number)
         self.train_sources: dict[int, set[tuple[str, Any]]] = {}
 
+    # Training inputs between windows come together (``on_fed``); evaluation calls come as events wherever they fall.
+    @sampled_and_evaluation
     def on_forward(self, ev: ForwardEvent) -> None:
         s = self.session
-        batch = s.batch_dataset if s.batches != self.batches else None  # a batch fetched since the last call
-        self.batches = s.batches
+        batch = s.call_batch  # the dataset of a batch fetched since the model call before, else None
         if self.reported or self.pending_rows > MAX_PENDING:
             return
-        if self.repeats and ev.grad_enabled and not self.session.sampled:
-            ref, number = self.last_model
-            if number in self.repeats and ref() is ev.module:
-                return  # its training data came round again: its samples are known, sampled steps suffice
         x = _first_batch_tensor(ev.inputs)
         if x is None or not self.session.has_parameters(ev.module):
             return
-        last_ref, model = self.last_model
-        if last_ref() is not ev.module:  # (a WeakKeyDictionary lookup makes a weak reference: not every call)
-            model = self.numbers.get(ev.module)
-            if model is None:
-                model = self.numbers[ev.module] = next(self.counter)
-            self.last_model = (weakref.ref(ev.module), model)
+        model = self._number(ev.module)
         if ev.grad_enabled:
-            sources = self.train_sources.setdefault(model, set())
-            if len(sources) < MAX_SOURCES:  # where its training inputs come from (a loader's dataset, a tensor)
-                sources.add(("loader", batch) if batch is not None else ("tensor", self._tensor_number(x)))
-            if not self.train_values.full:
-                self.train_values.add(x)
-            if self.train_size < MAX_TRAIN:
-                self._add(model, None, x)
+            self._train(model, x, batch, keep=False)
             return
         if not self._is_trained(ev.module, model) or self.eval_size >= MAX_EVAL:
             return
@@ -207,12 +192,45 @@ class SplitLeakage(Check):
             self.eval_values.add(x)
         self._add(model, (len(rounds) - 1, source), x)
 
-    def _add(self, model: int, evaluation: Any, x: torch.Tensor) -> None:
+    def on_fed(self, calls: list[FedCall]) -> None:
+        for call in calls:
+            if self.reported or self.pending_rows > MAX_PENDING:
+                return
+            x = _first_batch_tensor(call.inputs)
+            if x is None:
+                continue
+            model = self._number(call.module)
+            if model not in self.repeats:  # (its training data came round again: its samples are known)
+                self._train(model, x, call.batch, keep=True)
+
+    def _number(self, module: nn.Module) -> int:
+        """The model's number (never reused, unlike an id)."""
+        last_ref, model = self.last_model
+        if last_ref() is not module:  # (a WeakKeyDictionary lookup makes a weak reference: not every call)
+            model = self.numbers.get(module)
+            if model is None:
+                model = self.numbers[module] = next(self.counter)
+            self.last_model = (weakref.ref(module), model)
+        return model
+
+    def _train(self, model: int, x: torch.Tensor, batch: int | None, keep: bool) -> None:
+        """A training input: where it came from, and its rows (fingerprinted now, or kept to be with others)."""
+        sources = self.train_sources.setdefault(model, set())
+        if len(sources) < MAX_SOURCES:  # where its training inputs come from (a loader's dataset, a tensor)
+            sources.add(("loader", batch) if batch is not None else ("tensor", self._tensor_number(x)))
+        if not self.train_values.full:
+            self.train_values.add(x)
+        if self.train_size < MAX_TRAIN:
+            self._add(model, None, x, keep)
+
+    def _add(self, model: int, evaluation: Any, x: torch.Tensor, keep: bool = False) -> None:
+        """Queue ``x``'s rows: fingerprinted now, or (``keep``, or between windows) kept as the tensor itself and
+        fingerprinted with the others when they are read."""
         x = x.detach()
         size = x.numel() * x.element_size()
         shape = hash(tuple(x.shape[1:]))  # mixed into the fingerprints: same bits, another shape, another sample
         # (An inference-mode tensor has no version to tell a later change by: fingerprinted at once.)
-        if self.session.sampled or self.at_once or self.kept_bytes + size > KEEP_BYTES or x.is_inference():
+        if not keep and (self.session.sampled or self.at_once or self.kept_bytes + size > KEEP_BYTES) or x.is_inference():
             self.pending.append((model, evaluation, self.hash(x) ^ shape, shape, None))
         else:  # kept as it is; fingerprinted with the others on the next sampled step
             self.pending.append((model, evaluation, x, shape, x._version))

@@ -512,7 +512,7 @@ class LrTooLow(Check):
         if self.opts.get(key) is not ev.optimizer:
             self.names[key] = UserNames.of(sys._getframe(), ev.optimizer)
         self.opts[key] = ev.optimizer
-        if self.where is None:  # finding the line walks the stack: once, and again on steps that are measured
+        if self.where is None:  # finding the line walks the stack: once
             self.where = ev.where
         if not self.pending:
             return
@@ -522,7 +522,6 @@ class LrTooLow(Check):
         # A step whose gradients are all vanishingly small says nothing about the learning rate.
         ratio = max(alive) if alive else math.inf
         self.samples.setdefault(id(ev.optimizer), []).append(ratio)
-        self.where = ev.where
 
     SHORT = 10  # a run shorter than 50 steps is judged from this many, when every checked step is below SLOW
 

@@ -17,7 +17,7 @@ from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.modules.dropout import _DropoutNd
 
-from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation
+from trainwell.doctor.check import Check, Text, register, sampled_and_evaluation, sampled_and_next
 from trainwell.doctor.events import ForwardEvent, StepEvent
 from trainwell.doctor.where import user_name
 
@@ -235,6 +235,7 @@ class TrainModeMissing(Check):
         self.streak: weakref.WeakKeyDictionary[nn.Module, int] = weakref.WeakKeyDictionary()
         self._owned: tuple[int, set[int]] = (-1, set())
 
+    @sampled_and_next  # a model left in eval mode stays so for many steps: the windows' steps show it
     def on_forward(self, ev: ForwardEvent) -> None:
         if self.reported or not ev.grad_enabled:
             return
@@ -261,6 +262,7 @@ class TrainModeMissing(Check):
         elif model in self.pending:
             self.pending[model] = _GOOD
 
+    @sampled_and_next
     def on_step(self, ev: StepEvent) -> None:
         if self.reported or not self.watching:
             return

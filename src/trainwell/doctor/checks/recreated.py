@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.check import Check, Text, register, sampled_and_first_step, sampled_only
 from trainwell.doctor.checks._grads import optimizer_params
 from trainwell.doctor.checks.zero_grad import _graph_leaves
 from trainwell.doctor.checks._names import UserNames, _scopes
@@ -70,7 +70,6 @@ class ParamsRecreated(Check):
         super().__init__(session)
         # A new optimizer per iteration.
         self.last_opt: weakref.ref[torch.optim.Optimizer] | None = None
-        self.last_steps = 0  # steps taken by the last optimizer
         self.last_after: list[torch.Tensor] = []  # its tensors' values after its step (small ones only)
         self.last_shapes: tuple[tuple[int, ...], ...] = ()
         self.last_ptrs: set[int] = set()
@@ -86,6 +85,7 @@ class ParamsRecreated(Check):
         self.fresh_streak = 0
         self.models: weakref.WeakSet[nn.Module] = weakref.WeakSet()  # top-level models seen on sampled steps
 
+    @sampled_and_first_step  # a new optimizer's first step shows it, whenever it comes
     def on_step_pre(self, ev: StepEvent) -> None:
         if self.reported:
             return
@@ -97,9 +97,10 @@ class ParamsRecreated(Check):
         # and not starting from their updated values.
         params = [p for p in optimizer_params(opt) if p.requires_grad]
         # (An optimizer seen before is a turn-taking one: a GAN, two networks trained side by side.)
-        new = opt not in self.seen and self.last_steps == 1 and bool(params) and _shapes(params) == self.last_shapes and self._restarted(params)
+        new = (opt not in self.seen and self.session.previous_optimizer_steps == 1 and bool(params)
+               and _shapes(params) == self.last_shapes and self._restarted(params))
         self.fresh_optimizers = self.fresh_optimizers + 1 if new else 0
-        self.last_opt, self.last_steps = weakref.ref(opt), 0
+        self.last_opt = weakref.ref(opt)
         self.seen.add(opt)
         if self.fresh_optimizers >= self.STREAK:
             names = UserNames.of(sys._getframe(), opt)
@@ -116,11 +117,11 @@ class ParamsRecreated(Check):
                             f"而不是从更新后的值开始（连续 {self.fresh_optimizers + 1} 次迭代）：`{names.optimizer}` 和 "
                             f"`{made}` 是在循环里创建的。"))
 
+    @sampled_and_first_step
     def on_step(self, ev: StepEvent) -> None:
         if self.reported or self.last_opt is None or self.last_opt() is not ev.optimizer:
             return
-        self.last_steps += 1
-        if self.last_steps == 1:  # the values a carried-forward tensor would start from
+        if self.session.steps_in_a_row == 0:  # its first step: the values a carried-forward tensor would start from
             self._keep([p for p in optimizer_params(ev.optimizer) if p.requires_grad])
 
     def _keep(self, params: list[torch.Tensor]) -> None:

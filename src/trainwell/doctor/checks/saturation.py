@@ -123,15 +123,16 @@ class SaturatedActivations(Check):
     @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
         if ev.grad_enabled:
-            self.judge(id(ev.module), _outputs(ev.output), ev.where)
+            self.judge(id(ev.module), _outputs(ev.output), ev)
 
     @sampled_only
     def on_loss(self, ev: LossEvent) -> None:
         # Networks written as plain functions over tensors make no model call: their graph is reached from the loss.
         if torch.is_grad_enabled() and not self.session.models:
-            self.judge(ev.where, _outputs(ev.input), ev.where)
+            self.judge(ev.site, _outputs(ev.input), ev)
 
-    def judge(self, source: Any, outputs: list[torch.Tensor], where: str | None) -> None:
+    def judge(self, source: Any, outputs: list[torch.Tensor], ev: ForwardEvent | LossEvent) -> None:
+        """``ev``: the event, whose ``where`` (a walk up the stack) is read only when reporting."""
         if self.reported or (self.session.step >= self.UNTIL and not self.streaks):
             return
         final = {t.numel() for t in outputs}
@@ -150,7 +151,7 @@ class SaturatedActivations(Check):
                 self.streaks.pop(key, None)
             if streak >= self.STREAK:
                 ends = "0 or 1" if kind == "sigmoid" else "-1 or 1"
-                self.report(where, {"kind": kind, "layer": i + 1, "units": units, "saturated_share": share,
+                self.report(ev.where, {"kind": kind, "layer": i + 1, "units": units, "saturated_share": share,
                                        "flat_outputs_share": outputs, "steps": streak},
                             kind=kind, layer=i + 1, units=units, share=f"{share:.0%}", outputs=f"{outputs:.0%}",
                             count=streak,

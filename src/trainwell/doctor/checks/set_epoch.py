@@ -14,7 +14,7 @@ from typing import Any
 
 from torch.utils.data.distributed import DistributedSampler
 
-from trainwell.doctor.check import Check, Text, register
+from trainwell.doctor.check import Check, Text, register, sampled_and_first_batch
 from trainwell.doctor.checks.ddp_sampler import loader_sampler
 from trainwell.doctor.events import BatchEvent
 
@@ -47,6 +47,7 @@ class SetEpochMissing(Check):
         super().__init__(session)
         self.passes: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()  # sampler -> epochs
 
+    @sampled_and_first_batch  # only a pass's first batch counts
     def on_batch(self, ev: BatchEvent) -> None:
         if self.reported or getattr(ev.iterator, "_num_yielded", None) != 1:
             return

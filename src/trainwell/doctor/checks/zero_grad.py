@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from trainwell.doctor.check import Check, Text, register, sampled_only
+from trainwell.doctor.check import Check, Text, register, sampled_and_next, sampled_only
 from trainwell.doctor.checks._grads import grad_is_clear, optimizer_params, watched_optimizer_params, watched_params
 from trainwell.doctor.events import BackwardEvent, StepEvent
 from trainwell.doctor.lang import told
@@ -87,6 +87,7 @@ class ZeroGradMissing(Check):
         # or with an optimizer left over from an earlier model, zero_grad() on one clears nothing of the other.
         self.steppers: dict[int, _Stepper] = {}
 
+    @sampled_and_next  # judged in windows: each window's steps say whether the gradients were cleared
     def on_backward_pre(self, ev: BackwardEvent) -> None:
         if not self.steppers:  # no optimizer has stepped (yet): hand-written updates, or the first backward()
             self._manual_update(ev)
@@ -114,6 +115,7 @@ class ZeroGradMissing(Check):
         if dead and not self.steppers:  # every optimizer is gone: updates by hand from now on, maybe
             self._manual_update(ev)
 
+    @sampled_and_next
     def on_step(self, ev: StepEvent) -> None:
         opt = ev.optimizer
         st = self.steppers.get(id(opt))
@@ -167,6 +169,7 @@ class ZeroGradMissing(Check):
             else:
                 self.streak = 0
 
+    @sampled_and_next
     def on_backward(self, ev: BackwardEvent) -> None:
         if self.session.optimizer_count or self.reported:
             self.snapshots.clear()
