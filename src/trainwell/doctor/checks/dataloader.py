@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from trainwell.doctor.check import Check, Text, register, sampled_and_next
 from trainwell.doctor.events import BatchEvent, BatchRecord, batch_items
 
