@@ -118,6 +118,33 @@ def test_class_weights_count_each_target_by_its_class_weight() -> None:
     assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-5) for a, b in zip(steps[0], want))
 
 
+def test_class_weights_with_an_ignore_index_past_the_classes_count_only_the_real_targets() -> None:
+    """Segmentation's ``ignore_index=255`` with class weights: the ignored targets index no weight (an IndexError
+    under accumulation before), and the step's gradient is still the global batch's."""
+    g = torch.Generator().manual_seed(6)
+    y = torch.randint(0, 3, (16,), generator=g)
+    y[::5] = 255
+    data = _Pairs(torch.randn(16, 5, generator=g), y)
+    torch.manual_seed(0)
+    model = nn.Linear(5, 3)
+    loss_fn = nn.CrossEntropyLoss(weight=torch.tensor([0.2, 1.0, 3.0]), ignore_index=255)
+    steps, batches = _accumulated_grads(model, loss_fn, data, batch=16, accumulate=2)
+    want = _direct_grads(model, loss_fn, data, batches[0])
+    assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-5) for a, b in zip(steps[0], want))
+
+
+def test_targets_are_counted_where_they_are_and_class_weights_follow_them() -> None:
+    """The targets are counted before the batch moves to the device: class weights kept on another device are
+    brought to the targets once (a device mismatch on CUDA before; ``meta`` stands for the other device here)."""
+    from trainwell.engine.accumulate import target_count
+
+    loss_fn = nn.CrossEntropyLoss(weight=torch.tensor([0.5, 2.0]), ignore_index=255)
+    counted = target_count(loss_fn, torch.tensor([0, 1, 255, 1], device="meta"))
+    assert isinstance(counted, torch.Tensor) and counted.device.type == "meta"
+    counted = target_count(loss_fn, torch.tensor([0, 1, 255, 1]))
+    assert isinstance(counted, torch.Tensor) and float(counted) == pytest.approx(4.5)
+
+
 def test_a_plain_dataloader_yields_micro_batches_that_accumulate_per_step() -> None:
     g = torch.Generator().manual_seed(4)
     x, y = torch.randn(10, 4, generator=g), torch.randint(0, 2, (10,), generator=g)

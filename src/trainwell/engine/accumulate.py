@@ -90,10 +90,26 @@ def target_count(loss_fn: Any, target: Any) -> int | torch.Tensor:
         counted = target != loss_fn.ignore_index
         if loss_fn.weight is None:
             return counted.sum()
-        return (loss_fn.weight[target.clamp(min=0)] * counted).sum()
+        # An ignored target (255, -100) indexes no class: it looks up class 0 and is multiplied by 0.
+        weight = _weight_on(loss_fn.weight, target.device)
+        return (weight[torch.where(counted, target, 0)] * counted).sum()
     if kind == "elements":
         return int(target.numel())
     return batch_size(target)
+
+
+_WEIGHT_COPY: dict[str, Any] = {}  # the latest class-weight tensor copied to the targets' device, and its copy
+
+
+def _weight_on(weight: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``weight`` on ``device``: the targets are counted where the loader left them (the host, before the batch
+    moves), so weights kept on the model's device are copied once, not on every step (again after a change)."""
+    if weight.device == device:
+        return weight
+    key = (id(weight), weight._version, str(device))
+    if _WEIGHT_COPY.get("key") != key:
+        _WEIGHT_COPY.update(key=key, source=weight, copy=weight.detach().to(device))
+    return _WEIGHT_COPY["copy"]  # type: ignore[no-any-return]
 
 
 def micro_weights(loss_fn: Any, targets: Sequence[Any], strategy: Strategy, device: torch.device, *,

@@ -14,7 +14,9 @@ trainer asks the strategy, and nothing else, about processes:
   ``world_size`` here to turn its average back into that sum.
 - ``reduce_sum(tensor)``: the sum over processes of a device tensor, without waiting for the device (counted
   targets of a per-token loss); ``reduce_floats(values)``: the sum over processes of host values that were read
-  anyway (logged losses, evaluation sums and sample counts).
+  anyway, a vector of the same length on every process (the logged losses of the steps every process takes);
+  ``reduce_named(values)``: the same for named values that a process may not hold at all (evaluation sums and
+  sample counts: a process can have no evaluation batch).
 - ``shard(indices)``: which of a global batch's sample indices this process reads (its contiguous share, so a
   short last batch is split as evenly as it goes; lower ranks get the extra samples). The loader calls it once
   per global batch; ``largest_share(n)`` is the biggest process's share of ``n`` samples, so every process can
@@ -71,6 +73,16 @@ class Strategy:
     def reduce_floats(self, values: Sequence[float]) -> list[float]:
         """Host values summed over every process, element by element."""
         raise NotImplementedError
+
+    def reduce_named(self, values: dict[str, float]) -> dict[str, float]:
+        """Named host values summed over every process, under the union of the names: a process may hold none of
+        them (it had no evaluation batch), so the names travel with the values (one gather, the same call on
+        every process whatever it holds) instead of a vector whose length could differ between processes."""
+        summed: dict[str, float] = {}
+        for theirs in self.gather(dict(values)):
+            for name, value in theirs.items():
+                summed[name] = summed.get(name, 0.0) + value
+        return summed
 
     def shard(self, indices: list[int]) -> list[int]:
         """This process's share of one global batch's sample indices."""

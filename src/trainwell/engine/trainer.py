@@ -52,6 +52,9 @@ class StopTraining(Exception):
     """Raise from a callback to end training after the current batch."""
 
 
+_SAMPLES = "\0samples"  # the sample count among evaluate's named sums (no loss part is named so)
+
+
 def to_device(obj: Any, device: torch.device, non_blocking: bool = False) -> Any:
     if isinstance(obj, torch.Tensor):
         return obj.to(device, non_blocking=non_blocking)
@@ -398,8 +401,9 @@ class Trainer:
             for name in names:
                 sums[name] = sums.get(name, 0.0) + next(read) * size
             n += size
-        *totals, n = self.strategy.reduce_floats([*sums.values(), n])  # every process's share of the split
-        sums = dict(zip(sums, totals))
+        # Every process's share of the split, by name: a process without an evaluation batch holds no sums.
+        sums = self.strategy.reduce_named({**sums, _SAMPLES: float(n)})
+        n = int(sums.pop(_SAMPLES))
         metrics = {name: value / max(n, 1) for name, value in sums.items()} or {"loss": 0.0}
         if self.strategy.world_size > 1:
             _combine(metric, self.strategy)

@@ -1,0 +1,76 @@
+"""Several processes where real runs go wrong: uneven splits (fewer validation samples than processes, a rank
+with none), last batches of one sample. Each exchange has the same shape on every rank, so nothing waits for a
+partner that will never come; the figures are one process's. (gloo on the CPU, 2 processes.)"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from test_ddp import _env, _run
+
+SCRIPT = '''
+import os
+import sys
+
+import torch
+import trainwell
+from torch import nn
+from torch.utils.data import TensorDataset
+
+
+def data(n_train, n_val):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(n_train + n_val, 6, generator=g)
+    y = (x[:, 0] + x[:, 1] > 0).long() + (x[:, 2] > 1).long()
+    return TensorDataset(x[:n_train], y[:n_train]), TensorDataset(x[n_train:], y[n_train:])
+
+
+def run(out, n_train, n_val):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+    train, val = data(n_train, n_val)
+    result = trainwell.fit(model, train, val, epochs=2, batch_size=32, lr=0.05, optimizer="sgd", progress="none",
+                           threads=1, out=out, doctor=False)
+    return model, result
+
+
+if __name__ == "__main__":
+    model, result = run(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+    torch.save({"model": model.state_dict(), "history": result.history}, f"{sys.argv[2]}.{os.environ['RANK']}")
+'''
+
+
+def _fit_two_ways(tmp_path: Path, n_train: int, n_val: int, timeout: float = 120) -> tuple[Any, dict[str, Any]]:
+    """The script in one process (here) and under torchrun with 2 processes; (one process's result, rank 0's)."""
+    script = tmp_path / "faults_script.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script),
+                 str(tmp_path / "run"), str(tmp_path / "ddp.pt"), str(n_train), str(n_val)], _env(), tmp_path,
+                timeout=timeout)
+    assert done.returncode == 0, done.stdout[-3000:]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import faults_script  # type: ignore[import-not-found]
+
+        _, result = faults_script.run(str(tmp_path / "single"), n_train, n_val)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("faults_script", None)
+    return result, torch.load(tmp_path / "ddp.pt.0", weights_only=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_val", [1, 3])
+def test_a_validation_split_smaller_than_the_processes_or_uneven_is_counted_once(tmp_path: Path, n_val: int) -> None:
+    """1 validation sample: rank 1 evaluates nothing (it used to send a shorter vector to all_reduce than rank 0,
+    and both waited for the backend's 30-minute timeout); 3: 2 and 1. 65 training samples: the last batch is 1."""
+    single, ddp = _fit_two_ways(tmp_path, 65, n_val)
+    for mine, theirs in zip(single.history, ddp["history"], strict=True):
+        assert mine["val_loss"] == pytest.approx(theirs["val_loss"], abs=1e-6)
+        assert mine["val_accuracy"] == theirs["val_accuracy"]
