@@ -31,34 +31,36 @@ def data(n_train, n_val):
     return TensorDataset(x[:n_train], y[:n_train]), TensorDataset(x[n_train:], y[n_train:])
 
 
-def run(out, n_train, n_val):
+def run(out, n_train, n_val, batch_size=32):
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))
+    norm = [nn.BatchNorm1d(16)] if os.environ.get("TW_BATCHNORM") else []
+    model = nn.Sequential(nn.Linear(6, 16), *norm, nn.Tanh(), nn.Linear(16, 3))
     train, val = data(n_train, n_val)
-    result = trainwell.fit(model, train, val, epochs=2, batch_size=32, lr=0.05, optimizer="sgd", progress="none",
-                           threads=1, out=out, doctor=False)
+    result = trainwell.fit(model, train, val, epochs=2, batch_size=batch_size, lr=0.05, optimizer="sgd",
+                           progress="none", threads=1, out=out, doctor=False)
     return model, result
 
 
 if __name__ == "__main__":
-    model, result = run(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+    model, result = run(sys.argv[1], *map(int, sys.argv[3:]))
     torch.save({"model": model.state_dict(), "history": result.history}, f"{sys.argv[2]}.{os.environ['RANK']}")
 '''
 
 
-def _fit_two_ways(tmp_path: Path, n_train: int, n_val: int, timeout: float = 120) -> tuple[Any, dict[str, Any]]:
-    """The script in one process (here) and under torchrun with 2 processes; (one process's result, rank 0's)."""
+def _fit_two_ways(tmp_path: Path, *sizes: int, timeout: float = 120, **env: str) -> tuple[Any, dict[str, Any]]:
+    """The script in one process (here) and under torchrun with 2 processes, on (training samples, validation
+    samples[, batch size]); (one process's result, rank 0's)."""
     script = tmp_path / "faults_script.py"
     script.write_text(textwrap.dedent(SCRIPT))
     done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script),
-                 str(tmp_path / "run"), str(tmp_path / "ddp.pt"), str(n_train), str(n_val)], _env(), tmp_path,
+                 str(tmp_path / "run"), str(tmp_path / "ddp.pt"), *map(str, sizes)], _env(**env), tmp_path,
                 timeout=timeout)
     assert done.returncode == 0, done.stdout[-3000:]
     sys.path.insert(0, str(tmp_path))
     try:
         import faults_script  # type: ignore[import-not-found]
 
-        _, result = faults_script.run(str(tmp_path / "single"), n_train, n_val)
+        _, result = faults_script.run(str(tmp_path / "single"), *sizes)
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("faults_script", None)
@@ -74,3 +76,15 @@ def test_a_validation_split_smaller_than_the_processes_or_uneven_is_counted_once
     for mine, theirs in zip(single.history, ddp["history"], strict=True):
         assert mine["val_loss"] == pytest.approx(theirs["val_loss"], abs=1e-6)
         assert mine["val_accuracy"] == theirs["val_accuracy"]
+
+
+@pytest.mark.slow
+def test_batchnorm_trains_on_two_processes_where_it_trains_on_one(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """66 samples in batches of 64: the last global batch of 2 used to go out as one sample per process, and
+    BatchNorm raised "Expected more than 1 value per channel" on both ranks; one process trains it as a pair."""
+    monkeypatch.setenv("TW_BATCHNORM", "1")
+    single, ddp = _fit_two_ways(tmp_path, 66, 20, 64, TW_BATCHNORM="1")
+    assert len(ddp["history"]) == len(single.history) == 2
+    for mine, theirs in zip(single.history, ddp["history"], strict=True):
+        assert all(torch.isfinite(torch.tensor(row["val_loss"])) for row in (mine, theirs))

@@ -82,6 +82,15 @@ class MicroBatch:
     live: bool = True
 
 
+def split_micro(indices: list[int], size: int) -> list[list[int]]:
+    """A process's share cut into micro-batches of ``size``; a last one of a single sample takes one from the one
+    before it (``size - 1`` and 2: no 1-sample BatchNorm batch in training where the share has more)."""
+    parts = [indices[i:i + size] for i in range(0, len(indices), size)]
+    if len(parts) > 1 and len(parts[-1]) == 1 and size > 2:
+        parts[-2:] = [parts[-2][:-1], [parts[-2][-1], *parts[-1]]]
+    return parts
+
+
 class Sharding(Protocol):
     """How a global batch is split among processes (``trainwell.engine.strategy.Strategy``)."""
 
@@ -165,9 +174,10 @@ class EpochLoader:
         for batch in self.global_batches:
             batch = list(batch)
             mine = self.sharding.shard(batch) if self.sharding is not None else batch
-            parts = [mine[i:i + size] for i in range(0, len(mine), size)]
+            parts = split_micro(mine, size)
             count = -(-self.sharding.largest_share(len(batch)) // size) if self.sharding is not None else len(parts)
-            stand_ins = [[batch[0]]] * (count - len(parts))
+            # (Two samples where the batch has them: a stand-in goes through BatchNorm in training too.)
+            stand_ins = [batch[:2]] * (count - len(parts))
             planned += [MicroBatch(part, len(batch), i, count, live=i < len(parts))
                         for i, part in enumerate(parts + stand_ins)]
         return planned

@@ -90,8 +90,8 @@ class Strategy:
         return indices[start:stop]
 
     def largest_share(self, n: int) -> int:
-        """The most samples any process gets of a global batch of ``n``."""
-        return -(-n // self.world_size)
+        """The most samples any process gets of a global batch of ``n`` (rank 0's)."""
+        return share_sizes(n, self.world_size)[0]
 
     def sync_buffers(self, model: nn.Module) -> None:
         """Make every process's buffers rank 0's."""
@@ -104,12 +104,24 @@ class Strategy:
         return [value]
 
 
+def share_sizes(n: int, world_size: int) -> list[int]:
+    """How many of a global batch's ``n`` samples each rank computes: ``n // world_size`` each and one more for each
+    of the first ``n % world_size`` ranks, except that no rank gets a single sample of a batch that has more: a
+    1-sample micro-batch breaks BatchNorm in training ("Expected more than 1 value per channel") where one process
+    computing the whole batch does not. A batch of fewer than ``2 x world_size`` samples goes out in twos (rank 0
+    takes an odd one), and the ranks left without samples run a stand-in of weight 0."""
+    if n >= 2 * world_size or n <= 1 or world_size == 1:
+        base, extra = divmod(n, world_size)
+        return [base + (rank < extra) for rank in range(world_size)]
+    pairs = n // 2
+    return [2 * (rank < pairs) + (rank == 0) * (n % 2) for rank in range(world_size)]
+
+
 def share_bounds(n: int, world_size: int, rank: int) -> tuple[int, int]:
-    """Where ``rank``'s contiguous share of ``n`` samples starts and stops: ``n // world_size`` each, and one
-    more for each of the first ``n % world_size`` ranks."""
-    base, extra = divmod(n, world_size)
-    start = rank * base + min(rank, extra)
-    return start, start + base + (rank < extra)
+    """Where ``rank``'s contiguous share of ``n`` samples starts and stops (``share_sizes``)."""
+    sizes = share_sizes(n, world_size)
+    start = sum(sizes[:rank])
+    return start, start + sizes[rank]
 
 
 class SingleDevice(Strategy):
