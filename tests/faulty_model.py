@@ -1,5 +1,6 @@
 """A user's model whose forward kills or fails worker rank 1 at a chosen training forward, in the first attempt
-only: TW_KILL_AT=N sends SIGKILL at the Nth call, TW_RAISE_AT=N raises. Tests copy this file next to a run and
+only: TW_KILL_AT=N sends SIGKILL at the Nth call, TW_RAISE_AT=N raises; TW_USER_ERROR=1 makes rank 1 raise a
+user error (``TrainwellError``) while it builds the model. Tests copy this file next to a run and
 name it with ``--model faulty:Net``."""
 
 import os
@@ -11,6 +12,10 @@ from torch import nn
 class Net(nn.Module):
     def __init__(self, input_shape, num_classes):
         super().__init__()
+        if os.environ.get("TW_USER_ERROR") and os.environ.get("RANK") == "1":  # a user error on rank 1 alone
+            from trainwell._errors import TrainwellError
+
+            raise TrainwellError("worker 1 cannot build its model (TW_USER_ERROR)", fix="unset TW_USER_ERROR")
         self.body = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, num_classes))
         self.calls = 0
 

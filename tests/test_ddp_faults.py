@@ -4,6 +4,7 @@ partner that will never come; the figures are one process's. (gloo on the CPU, 2
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from test_ddp import _env, _run
+from test_ddp import COMMON, FAULTY, _env, _run, _train
 
 SCRIPT = '''
 import os
@@ -88,3 +89,23 @@ def test_batchnorm_trains_on_two_processes_where_it_trains_on_one(tmp_path: Path
     assert len(ddp["history"]) == len(single.history) == 2
     for mine, theirs in zip(single.history, ddp["history"], strict=True):
         assert all(torch.isfinite(torch.tensor(row["val_loss"])) for row in (mine, theirs))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["--nproc", "torchrun"])
+def test_a_user_error_on_another_rank_than_0_is_said_once(tmp_path: Path, launcher: str) -> None:
+    """A user error (``TrainwellError``) raised on rank 1 alone (as ``--nproc 4`` on a machine with 2 GPUs does on
+    ranks 2 and 3): it used to end the group with exit code 2 and no word at all."""
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
+    args = [*COMMON, "--model", "faulty:Net", "--out", "run"]
+    if launcher == "--nproc":
+        done = _train([*args, "--nproc", "2"], tmp_path, PYTHONPATH=str(tmp_path), TW_USER_ERROR="1")
+        assert done.returncode == 2, done.stdout[-3000:]
+    else:
+        done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                     "-m", "trainwell", "train", *args], _env(PYTHONPATH=str(tmp_path), TW_USER_ERROR="1"), tmp_path)
+        assert done.returncode != 0, done.stdout[-3000:]
+    assert "Fix: unset TW_USER_ERROR" in done.stdout, done.stdout[-3000:]
+    if launcher == "--nproc":  # (plain torchrun prints the worker's error file itself, its traceback included)
+        assert done.stdout.count("worker 1 cannot build its model (TW_USER_ERROR)") == 1, done.stdout[-3000:]
+        assert "Traceback" not in done.stdout

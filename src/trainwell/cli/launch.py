@@ -187,14 +187,20 @@ def _report_failure(error: Any) -> int:
     """The first failed worker's traceback (from torchrun's error file), printed once; exit code 2 when it was a
     user error that rank 0 has already explained in one paragraph."""
     rank, failure = _first_cause(error)
-    if failure.exitcode == 2:
-        return 2
     message = failure.message
+    if failure.exitcode == 2:  # a user error: rank 0 has explained its own; another rank's is said here, briefly
+        zero = error.failures.get(0)
+        if rank != 0 and not (zero is not None and zero.exitcode == 2) and isinstance(message, dict):
+            name, _, text = str(message.get("message", "")).partition(": ")  # "ConfigError: what, and the fix"
+            print(f"trainwell: worker {rank}: {text if name.isidentifier() else message.get('message')}",
+                  file=sys.stderr)
+        return 2
     if isinstance(message, dict):
         info = message.get("extraInfo", {})
         message = info.get("py_callstack") or message.get("message")
     print(f"trainwell: worker {rank} failed (exit code {failure.exitcode}):\n{str(message).rstrip()}", file=sys.stderr)
     return 1
+
 
 
 def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tuple[Any, Path, bool, bool] | None:
@@ -244,13 +250,26 @@ def worker(args: argparse.Namespace, train: Callable[[argparse.Namespace], int])
     except TrainwellError as e:
         if distributed.env_rank() == 0:
             raise
+        # Rank 0 explains a user error that every rank meets (the options are the same everywhere); one met by
+        # another rank alone (its device, its files) would otherwise end the group without a word: it goes to the
+        # error file, which the launcher reads when rank 0 did not fail with a user error of its own.
+        if not _record(e):
+            print(f"trainwell: worker {distributed.env_rank()}: {e}", file=sys.stderr)
         return e.exit_code
     except Exception as e:
-        if not os.environ.get("TORCHELASTIC_ERROR_FILE"):
+        if not _record(e):
             raise
-        from torch.distributed.elastic.multiprocessing.errors import get_error_handler
-
-        get_error_handler().record_exception(e)
         return 1
-    distributed.close()
+    finally:
+        distributed.close()  # (whatever happened: a process group left open can abort the process at its exit)
     return code
+
+
+def _record(error: BaseException) -> bool:
+    """Write ``error`` to torchrun's error file for this worker; False when there is none (not under torchrun)."""
+    if not os.environ.get("TORCHELASTIC_ERROR_FILE"):
+        return False
+    from torch.distributed.elastic.multiprocessing.errors import get_error_handler
+
+    get_error_handler().record_exception(error)
+    return True
