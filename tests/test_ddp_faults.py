@@ -109,3 +109,45 @@ def test_a_user_error_on_another_rank_than_0_is_said_once(tmp_path: Path, launch
     if launcher == "--nproc":  # (plain torchrun prints the worker's error file itself, its traceback included)
         assert done.stdout.count("worker 1 cannot build its model (TW_USER_ERROR)") == 1, done.stdout[-3000:]
         assert "Traceback" not in done.stdout
+
+
+RAISING = '''
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import trainwell
+from torch import nn
+from torch.utils.data import TensorDataset
+
+
+class Breaks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 2)
+
+    def forward(self, x):
+        raise ValueError("the model breaks")
+
+
+data = TensorDataset(torch.randn(16, 4), torch.randint(0, 2, (16,)))
+try:
+    trainwell.fit(Breaks(), data, epochs=1, batch_size=8, progress="none", threads=1, doctor=False)
+except ValueError:
+    pass
+print(f"rank {os.environ['RANK']}: process group still open: {dist.is_initialized()}")
+'''
+
+
+@pytest.mark.slow
+def test_fit_that_raises_leaves_the_process_group_it_joined(tmp_path: Path) -> None:
+    """fit() joins the process group under torchrun and leaves it at the end: also when training raises (it stayed
+    open before, and the script's later collectives or its exit met a group in an unknown state)."""
+    script = tmp_path / "raising.py"
+    script.write_text(textwrap.dedent(RAISING))
+    done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script)],
+                _env(), tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    for rank in (0, 1):
+        assert f"rank {rank}: process group still open: False" in done.stdout, done.stdout[-3000:]

@@ -156,91 +156,93 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     from trainwell.engine import distributed
 
     joined = distributed.active()  # a process group the caller set up stays; one fit() joins, it leaves
-    dev = distributed.device_for(resolve_device(device))
-    strategy = distributed.strategy_for(dev)
-    main = strategy.is_main
-    shown = progress_callback(progress if main else "none")  # only rank 0 prints
-    # The number used, as the run folder's config records it; None keeps the caller's own setting.
-    threads = apply_threads(threads) if threads is not None else torch.get_num_threads()
-    seed_everything(seed)
-    model.to(dev)
-    loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
-    if isinstance(loss_fn, nn.Module):
-        loss_fn.to(dev)
-    micro = micro_batch_size(batch_size, processes=strategy.world_size, accumulate=accumulate)
-    train_loader = _as_loader(train_data, batch_size, True, seed, micro, strategy)
-    val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=strategy)
-    opt = build_optimizer(model.parameters(), optimizer, 1e-3 if finding else lr, weight_decay=weight_decay) \
-        if isinstance(optimizer, str) else optimizer
-    _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
-    found = None
-    if finding:  # the range test on these parts, then every group at its suggestion
-        found, lr = _find_lr(model, loss_fn, opt, train_loader, strategy, device=dev, precision=precision,
-                             accumulate=accumulate, grad_clip=grad_clip, seed=seed, say=main and progress != "none")
-    per_epoch = _steps_per_epoch(train_loader, steps_per_epoch, accumulate)
-    sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
-    cbs = list(callbacks or [])
-    if steps_per_epoch is not None:
-        cbs.append(_StepsPerEpoch(steps_per_epoch))
-    run_dir = None
-    kept: list[dict[str, Any]] = []
-    if out is not None:
-        from trainwell.engine.run_folder import new_run_dir
+    try:
+        dev = distributed.device_for(resolve_device(device))
+        strategy = distributed.strategy_for(dev)
+        main = strategy.is_main
+        shown = progress_callback(progress if main else "none")  # only rank 0 prints
+        # The number used, as the run folder's config records it; None keeps the caller's own setting.
+        threads = apply_threads(threads) if threads is not None else torch.get_num_threads()
+        seed_everything(seed)
+        model.to(dev)
+        loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
+        if isinstance(loss_fn, nn.Module):
+            loss_fn.to(dev)
+        micro = micro_batch_size(batch_size, processes=strategy.world_size, accumulate=accumulate)
+        train_loader = _as_loader(train_data, batch_size, True, seed, micro, strategy)
+        val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=strategy)
+        opt = build_optimizer(model.parameters(), optimizer, 1e-3 if finding else lr, weight_decay=weight_decay) \
+            if isinstance(optimizer, str) else optimizer
+        _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
+        found = None
+        if finding:  # the range test on these parts, then every group at its suggestion
+            found, lr = _find_lr(model, loss_fn, opt, train_loader, strategy, device=dev, precision=precision,
+                                 accumulate=accumulate, grad_clip=grad_clip, seed=seed, say=main and progress != "none")
+        per_epoch = _steps_per_epoch(train_loader, steps_per_epoch, accumulate)
+        sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
+        cbs = list(callbacks or [])
+        if steps_per_epoch is not None:
+            cbs.append(_StepsPerEpoch(steps_per_epoch))
+        run_dir = None
+        kept: list[dict[str, Any]] = []
+        if out is not None:
+            from trainwell.engine.run_folder import new_run_dir
 
-        run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit", command="trainwell.fit"))
-    from trainwell.config import LogConfig
-    from trainwell.report.mlflow_logger import run_loggers
+            run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit", command="trainwell.fit"))
+        from trainwell.config import LogConfig
+        from trainwell.report.mlflow_logger import run_loggers
 
-    log = LogConfig(loggers=list(loggers), mlflow_uri=mlflow_uri, mlflow_experiment=mlflow_experiment)
-    recorded = _fit_config(locals())  # the arguments, as config.yaml, MLflow's params and summary.json hold them
-    logged = run_loggers(log, params=recorded, run_dir=run_dir, log_every=LOG_EVERY) if main else []
-    if run_dir is not None:
-        from trainwell.app.run import folder_callbacks
+        log = LogConfig(loggers=list(loggers), mlflow_uri=mlflow_uri, mlflow_experiment=mlflow_experiment)
+        recorded = _fit_config(locals())  # the arguments, as config.yaml, MLflow's params and summary.json hold them
+        logged = run_loggers(log, params=recorded, run_dir=run_dir, log_every=LOG_EVERY) if main else []
+        if run_dir is not None:
+            from trainwell.app.run import folder_callbacks
 
-        cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
-                                extra={"config": recorded}, main=main, loggers=logged, release_lock=True)
-        if found is not None and main:
-            from trainwell.app.auto import Recorded
-            from trainwell.app.lr_sweep import record
+            cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
+                                    extra={"config": recorded}, main=main, loggers=logged, release_lock=True)
+            if found is not None and main:
+                from trainwell.app.auto import Recorded
+                from trainwell.app.lr_sweep import record
 
-            cbs.append(Recorded(record(run_dir, found, chosen=lr, configured=None)))
-    else:
-        cbs += [*logged, _KeepSteps(kept)]
-    if shown is not None:
-        cbs.insert(0, shown)
-    if ema is not None:
-        from trainwell.engine.ema import Ema
+                cbs.append(Recorded(record(run_dir, found, chosen=lr, configured=None)))
+        else:
+            cbs += [*logged, _KeepSteps(kept)]
+        if shown is not None:
+            cbs.insert(0, shown)
+        if ema is not None:
+            from trainwell.engine.ema import Ema
 
-        averaged = Ema(ema)
-        cbs.insert(0, averaged)
-    doctor_cb = None
-    if doctor and main:
-        from trainwell.doctor.callback import DoctorCallback
+            averaged = Ema(ema)
+            cbs.insert(0, averaged)
+        doctor_cb = None
+        if doctor and main:
+            from trainwell.doctor.callback import DoctorCallback
 
-        doctor_cb = DoctorCallback(run_dir=run_dir)
-        cbs.append(doctor_cb)
-    task_names = getattr(loss_fn, "task_names", None)  # a multi-task loss names the heads
-    metric = partial(Accuracy, names=task_names) if task_names else Accuracy
-    trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
-                      scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
-                      metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
-                      accumulate=accumulate, strategy=strategy, compile=compile, early_stop=stopping)
-    state = trainer.fit()
-    if ema is not None:
-        averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
-    summary: dict[str, Any] = {}
-    if run_dir is not None:
-        from trainwell.app.run import finish_run
-        from trainwell.report.metrics import read_steps
+            doctor_cb = DoctorCallback(run_dir=run_dir)
+            cbs.append(doctor_cb)
+        task_names = getattr(loss_fn, "task_names", None)  # a multi-task loss names the heads
+        metric = partial(Accuracy, names=task_names) if task_names else Accuracy
+        trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
+                          scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
+                          metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
+                          accumulate=accumulate, strategy=strategy, compile=compile, early_stop=stopping)
+        state = trainer.fit()
+        if ema is not None:
+            averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
+        summary: dict[str, Any] = {}
+        if run_dir is not None:
+            from trainwell.app.run import finish_run
+            from trainwell.report.metrics import read_steps
 
-        summary = finish_run(trainer, run_dir, config=recorded)
-        distributed.barrier()  # rank 0 has written steps.csv
-        kept = read_steps(run_dir / "steps.csv")
-    if not joined:
-        distributed.close()
-    return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
-                     train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
-                     findings=doctor_cb.findings if doctor_cb else [], lr_find=found)
+            summary = finish_run(trainer, run_dir, config=recorded)
+            distributed.barrier()  # rank 0 has written steps.csv
+            kept = read_steps(run_dir / "steps.csv")
+        return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
+                         train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
+                         findings=doctor_cb.findings if doctor_cb else [], lr_find=found)
+    finally:
+        if not joined:  # (also when training raised: a process group left open can abort the process at exit)
+            distributed.close()
 
 
 def _find_lr(model: nn.Module, loss_fn: LossFn, opt: torch.optim.Optimizer, loader: Any, strategy: Strategy, *,
