@@ -426,3 +426,21 @@ def test_nproc_1_trains_in_one_torchrun_worker(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["world_size"], summary["backend"], summary["epochs"]) == (1, None, 1)
+
+
+def test_a_parameter_no_process_has_a_gradient_for_keeps_none(tmp_path: Path) -> None:
+    """DDP's exchange of the gradients of parameters outside the model (a loss's): one without a gradient on every
+    process stays without one, as in one process (it got a zero gradient before, which Adam and weight decay
+    then stepped); one with a gradient is averaged. (A group of one process: the exchange itself is the same.)"""
+    import torch.distributed as dist
+
+    from trainwell.engine.strategy import DDP
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        used, unused = nn.Parameter(torch.ones(3)), nn.Parameter(torch.ones(2))
+        used.grad = torch.full((3,), 2.0)
+        DDP(torch.device("cpu")).reduce_gradients([used, unused])
+        assert unused.grad is None and torch.equal(used.grad, torch.full((3,), 2.0))
+    finally:
+        dist.destroy_process_group()

@@ -201,11 +201,15 @@ class DDP(Strategy):
         if not params:
             return
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
-        flat = torch.cat([g.reshape(-1) for g in grads])
+        # Behind the gradients, one flag per parameter: whether this process has a gradient for it. A parameter
+        # no process has a gradient for keeps none, as in one process (a zero gradient would let Adam's momentum
+        # and weight decay move it); one that some process has gets the average (the others' samples add 0).
+        had = torch.tensor([float(p.grad is not None) for p in params], dtype=grads[0].dtype, device=grads[0].device)
+        flat = torch.cat([*(g.reshape(-1) for g in grads), had])
         dist.all_reduce(flat)  # one exchange for all of them
-        flat /= self.world_size
-        for p, part in zip(params, flat.split([g.numel() for g in grads])):
-            p.grad = part.view_as(p).to(p.dtype)
+        *parts, anyone = flat.split([*(g.numel() for g in grads), len(params)])
+        for p, part, flag in zip(params, parts, anyone.tolist()):
+            p.grad = (part / self.world_size).view_as(p).to(p.dtype) if flag > 0 else None
 
     def sync_buffers(self, model: nn.Module) -> None:
         import torch.distributed as dist
