@@ -1,6 +1,6 @@
 """A user's model whose forward kills or fails worker rank 1 at a chosen training forward, in the first attempt
 only: TW_KILL_AT=N sends SIGKILL at the Nth call, TW_RAISE_AT=N raises; TW_USER_ERROR=1 makes rank 1 raise a
-user error (``TrainwellError``) while it builds the model. Tests copy this file next to a run and
+user error (``TrainwellError``) while it builds the model; TW_DROPOUT=1 adds dropout. Tests copy this file next to a run and
 name it with ``--model faulty:Net``."""
 
 import os
@@ -16,7 +16,8 @@ class Net(nn.Module):
             from trainwell._errors import TrainwellError
 
             raise TrainwellError("worker 1 cannot build its model (TW_USER_ERROR)", fix="unset TW_USER_ERROR")
-        self.body = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, num_classes))
+        drop = [nn.Dropout(0.3)] if os.environ.get("TW_DROPOUT") else []  # masks each process draws itself
+        self.body = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), *drop, nn.Linear(32, num_classes))
         self.calls = 0
 
     def forward(self, x):

@@ -54,6 +54,15 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def seed_rank_stream(seed: int, rank: int, step: int = 0) -> None:
+    """Give process ``rank`` (> 0) of a multi-process run its own torch stream, for what each process draws by
+    itself (dropout masks): every process seeded alike would drop the same units on each process's share of the
+    batch. Rank 0 keeps the stream ``seed_everything`` started, so one process draws what rank 0 draws. ``step``
+    > 0: a resumed run whose checkpoint does not hold this rank's own state (another number of processes)."""
+    if rank > 0:
+        torch.manual_seed(_seed_of(seed, 7_919, rank, step))  # (7,919: this use's own tag, apart from the draws')
+
+
 DRAW_CHUNK = 4096  # samples per block of an epoch's draws (each block from its own generator)
 
 

@@ -36,7 +36,7 @@ from trainwell.engine import early_stop as _early_stop
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.monitor import check_mode, direction, monitored_value
 from trainwell.engine.precision import Precision, precision_plugin
-from trainwell.engine.seed import EpochDraws, SampleDraws, get_rng_state, set_rng_state
+from trainwell.engine.seed import EpochDraws, SampleDraws, get_rng_state, seed_rank_stream, set_rng_state
 from trainwell.engine.state import TrainState
 from trainwell.engine.strategy import SingleDevice, Strategy
 
@@ -241,6 +241,7 @@ class Trainer:
         self.eval_transform = eval_transform
         self.grad_clip = grad_clip
         self.seed = seed
+        self._own_stream = False  # this process's torch stream is its own (``seed_rank_stream``, or a checkpoint's)
         self.monitor = monitor or ("val_loss" if val_loader is not None else "train_loss")
         self.monitor_mode = monitor_mode
         self.log_every = log_every
@@ -296,6 +297,9 @@ class Trainer:
         self._hooks = {}
         self._grad_hooks = bool(self._methods("on_before_optimizer_step"))
         restore = self._catch_ctrl_c()
+        if not self._own_stream:  # (a resumed run's streams came from its checkpoint)
+            seed_rank_stream(self.seed, self.strategy.rank)
+            self._own_stream = True
         try:
             try:
                 for cb in self.callbacks:
@@ -426,12 +430,14 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
-            "rng": get_rng_state(),
+            "rng": get_rng_state(),  # rank 0's: what a run on another number of processes resumes from
             "state": self.state.to_dict(),
             "precision": self.precision.state_dict(),  # fp16: the loss scale, so resume stays exact
             # A loss with parameters (margin-loss class centres, learned task weights) resumes too.
             "loss": self.loss_fn.state_dict() if isinstance(self.loss_fn, nn.Module) else None,
         }
+        if self.strategy.world_size > 1:  # each process's own stream (dropout), for exact resume on as many
+            ckpt["rng_ranks"] = self.strategy.gather(get_rng_state())
         self._call("on_save_checkpoint", ckpt)
         return ckpt
 
@@ -445,7 +451,13 @@ class Trainer:
         self.state = TrainState.from_dict(ckpt["state"])
         self.precision.load_state_dict(ckpt.get("precision") or {})
         self._pending = []
-        set_rng_state(ckpt["rng"])
+        ranks = ckpt.get("rng_ranks")
+        if isinstance(ranks, list) and len(ranks) == self.strategy.world_size:
+            set_rng_state(ranks[self.strategy.rank])
+        else:
+            set_rng_state(ckpt["rng"])
+            seed_rank_stream(self.seed, self.strategy.rank, self.state.step)
+        self._own_stream = True
         self._call("on_load_checkpoint", ckpt)
 
     # ---------------------------------------------------------------- private
