@@ -1,10 +1,12 @@
 """A user's model whose forward kills or fails worker rank 1 at a chosen training forward, in the first attempt
 only: TW_KILL_AT=N sends SIGKILL at the Nth call, TW_RAISE_AT=N raises; TW_USER_ERROR=1 makes rank 1 raise a
-user error (``TrainwellError``) while it builds the model; TW_DROPOUT=1 adds dropout. Tests copy this file next to a run and
+user error (``TrainwellError``) while it builds the model; TW_DROPOUT=1 adds dropout;
+TW_SLEEP_AT=N makes rank 1 sleep for 2 minutes at the Nth call. Tests copy this file next to a run and
 name it with ``--model faulty:Net``."""
 
 import os
 import signal
+import time
 
 from torch import nn
 
@@ -27,4 +29,6 @@ class Net(nn.Module):
                 os.kill(os.getpid(), signal.SIGKILL)
             if self.calls == int(os.environ.get("TW_RAISE_AT", "0")):
                 raise RuntimeError("boom-from-rank-1")
+            if self.calls == int(os.environ.get("TW_SLEEP_AT", "0")):
+                time.sleep(120)  # busy far longer than the group's timeout
         return self.body(x)

@@ -219,3 +219,21 @@ def test_a_restarted_group_continues_each_process_dropout_stream(tmp_path: Path)
     assert done.returncode == 0 and "Resuming" in done.stdout, done.stdout[-3000:]
     gap = _gap(_weights(tmp_path / "straight"), _weights(tmp_path / "run"))
     assert gap <= 1e-6, f"max weight difference {gap:.3g}"
+
+
+@pytest.mark.slow
+def test_a_rank_that_does_not_come_stops_the_group_within_the_timeout(tmp_path: Path) -> None:
+    """Rank 1 stays away for 2 minutes in its 3rd step; with --timeout 5 rank 0 gives up waiting for the step's
+    gradients after 5 s and says which rank, which exchange and which setting, instead of gloo's 30 minutes."""
+    import time
+
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
+    started = time.monotonic()
+    done = _train([*COMMON, "--model", "faulty:Net", "--nproc", "2", "--timeout", "5", "--out", "run"], tmp_path,
+                  PYTHONPATH=str(tmp_path), TW_SLEEP_AT="3")
+    took = time.monotonic() - started
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert took < 100, f"the group took {took:.0f} s to stop"
+    assert "rank 0: the exchange of step 3's gradients with the other processes did not complete within 5 s" \
+        in done.stdout, done.stdout[-3000:]
+    assert "train.timeout / --timeout" in done.stdout and "Traceback" not in done.stdout

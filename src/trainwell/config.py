@@ -182,6 +182,9 @@ class TrainConfig(_Section):
     precision: Literal["32", "16-mixed", "bf16-mixed"] = "32"
     accumulate: int = Field(1, ge=1, le=MAX_COUNT)  # micro-batches per optimizer step, each of batch_size / accumulate samples
     compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
+    # Several processes: the seconds any exchange between them may wait for the others (gloo's and NCCL's own
+    # defaults are 30 and 10 minutes); past it the group stops with an error naming the rank and the exchange.
+    timeout: float = Field(300.0, gt=0, le=86_400)
 
     @field_validator("precision", mode="before")
     @classmethod

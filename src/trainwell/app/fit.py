@@ -91,7 +91,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         steps_per_epoch: int | None = None, threads: int | None = None,
         precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
         compile: bool = False, early_stop: Any = None, loggers: Sequence[Literal["mlflow"]] = (),
-        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell") -> FitResult:
+        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell", timeout: float = 300.0) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -134,7 +134,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     ``compile=True`` runs the model through ``torch.compile`` (the returned model and checkpoints stay plain).
     Under torchrun (``WORLD_SIZE`` > 1) the same call trains with DDP: each process reads its share of every
     ``batch_size`` batch, rank 0 alone prints and writes ``out``, and the training is that of one process
-    (see docs/SCALE.md).
+    (see docs/SCALE.md); ``timeout`` is how many seconds an exchange between the processes may wait before the
+    group stops with an error naming the rank and the exchange.
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
@@ -158,7 +159,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     joined = distributed.active()  # a process group the caller set up stays; one fit() joins, it leaves
     try:
         dev = distributed.device_for(resolve_device(device))
-        strategy = distributed.strategy_for(dev)
+        strategy = distributed.strategy_for(dev, timeout=timeout)
         main = strategy.is_main
         shown = progress_callback(progress if main else "none")  # only rank 0 prints
         # The number used, as the run folder's config records it; None keeps the caller's own setting.
@@ -322,7 +323,7 @@ def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any,
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
     keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema",
-            "threads", "precision", "accumulate", "compile")
+            "threads", "precision", "accumulate", "compile", "timeout")
     cfg = {k: scope[k] for k in keys}
     stopping = scope["stopping"]
     cfg["early_stop"] = None if stopping is None else {"patience": stopping.patience, "min_delta": stopping.min_delta}

@@ -110,7 +110,7 @@ def prepare(config: Config) -> RunParts:
     apply_threads(config.train.threads)
     seed_everything(config.seed, config.deterministic)
     device = device_for(resolve_device(config.device))
-    strategy = strategy_for(device, sync_bn=config.model.sync_bn)
+    strategy = strategy_for(device, sync_bn=config.model.sync_bn, timeout=config.train.timeout)
     task = get_task(config.task)
     bundle = task.build_data(config)
     model = task.build_model(config, bundle)

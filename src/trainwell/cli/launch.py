@@ -196,6 +196,10 @@ def _report_failure(error: Any) -> int:
                   file=sys.stderr)
         return 2
     if isinstance(message, dict):
+        name, _, text = str(message.get("message", "")).partition(": ")
+        if name == "ExchangeError":  # the message says it all (rank, exchange, setting): no traceback
+            print(f"trainwell: worker {rank} stopped: {text}", file=sys.stderr)
+            return 1
         info = message.get("extraInfo", {})
         message = info.get("py_callstack") or message.get("message")
     print(f"trainwell: worker {rank} failed (exit code {failure.exitcode}):\n{str(message).rstrip()}", file=sys.stderr)
@@ -227,7 +231,7 @@ def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tup
     # Every rank reads the same options (a mistake in them stops every rank alike; rank 0 says so).
     config = load_run_config(Path(args.resume)) if args.resume else \
         resolve(file=Path(args.config) if args.config else None, flags=_flags(args), sets=args.set)
-    distributed.init(distributed.device_for(resolve_device(config.device)))
+    distributed.init(distributed.device_for(resolve_device(config.device)), config.train.timeout)
     opened = distributed.on_rank0(lambda: open_run(args, console))  # the others learn rank 0's folder
     return None if opened is None else (*opened, bool(args.resume))
 

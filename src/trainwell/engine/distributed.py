@@ -9,7 +9,9 @@ run distributed. Every helper here is a no-op (or the identity) in a single proc
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
@@ -43,14 +45,49 @@ def device_for(requested: torch.device) -> torch.device:
     return requested
 
 
-def init(device: torch.device) -> None:
-    """Join the process group (``nccl`` on CUDA, ``gloo`` otherwise) unless it is joined already."""
+DEFAULT_TIMEOUT_S = 300.0  # train.timeout's default
+_timeout_s = DEFAULT_TIMEOUT_S  # the process group's, once joined here
+
+
+def init(device: torch.device, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    """Join the process group (``nccl`` on CUDA, ``gloo`` otherwise) unless it is joined already; ``timeout``:
+    the seconds any exchange may wait for the other processes (``train.timeout``)."""
+    import datetime
+
     import torch.distributed as dist
 
+    global _timeout_s
     if not is_distributed() or dist.is_initialized():
         return
+    _timeout_s = timeout
     dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
-                            device_id=device if device.type == "cuda" else None)
+                            device_id=device if device.type == "cuda" else None,
+                            timeout=datetime.timedelta(seconds=timeout))
+
+
+class ExchangeError(RuntimeError):
+    """An exchange between processes that did not complete: which rank, which exchange, and the likely cause."""
+
+
+# What the backends say when a partner is missing: gloo's "Timed out waiting 5000ms for recv operation" and
+# "Connection closed by peer", NCCL's watchdog timeouts.
+_PARTNER_GONE = re.compile(r"timed out|timeout|connection (closed|reset) by peer|broken pipe", re.IGNORECASE)
+
+
+@contextmanager
+def exchange(what: str) -> Iterator[None]:
+    """Around a collective: a failure because another process stopped or did not come in time is raised again as
+    an ``ExchangeError`` naming this rank, the exchange and ``train.timeout``."""
+    try:
+        yield
+    except RuntimeError as e:
+        if isinstance(e, ExchangeError) or not _PARTNER_GONE.search(str(e)):
+            raise
+        raise ExchangeError(
+            f"rank {env_rank()}: the exchange of {what} with the other processes did not complete within "
+            f"{_timeout_s:g} s: another process stopped (then its own error says why), or it is still busy with "
+            f"something that takes longer (then raise train.timeout / --timeout). Backend: {str(e).strip()[:300]}"
+        ) from e
 
 
 def close() -> None:
@@ -74,7 +111,8 @@ def broadcast(value: Any) -> Any:
     import torch.distributed as dist
 
     box = [value]
-    dist.broadcast_object_list(box, src=0)
+    with exchange("rank 0's result"):
+        dist.broadcast_object_list(box, src=0)
     return box[0]
 
 
@@ -104,7 +142,8 @@ def barrier() -> None:
     if active():
         import torch.distributed as dist
 
-        dist.barrier()
+        with exchange("a barrier (waiting for every rank)"):
+            dist.barrier()
 
 
 def gather(value: Any) -> list[Any]:
@@ -114,7 +153,8 @@ def gather(value: Any) -> list[Any]:
     import torch.distributed as dist
 
     out: list[Any] = [None] * dist.get_world_size()
-    dist.all_gather_object(out, value)
+    with exchange("gathered values"):
+        dist.all_gather_object(out, value)
     return out
 
 
@@ -130,7 +170,7 @@ def facts() -> dict[str, Any]:
     return {"world_size": world, "nodes": max(world // max(local, 1), 1), "backend": backend}
 
 
-def strategy_for(device: torch.device, *, sync_bn: bool = False) -> Strategy:
+def strategy_for(device: torch.device, *, sync_bn: bool = False, timeout: float = DEFAULT_TIMEOUT_S) -> Strategy:
     """``DDP`` when torchrun started several workers (``WORLD_SIZE`` > 1; the process group is joined here if it
     is not yet), else ``SingleDevice``."""
     from trainwell.engine.strategy import DDP, SingleDevice
@@ -142,5 +182,5 @@ def strategy_for(device: torch.device, *, sync_bn: bool = False) -> Strategy:
 
         raise ConfigError(f"model.sync_bn=true needs CUDA devices (SyncBatchNorm has no {device.type} version).",
                           fix="set model.sync_bn=false (on CPU each process normalizes its own micro-batch)")
-    init(device)
+    init(device, timeout)
     return DDP(device, sync_bn=sync_bn)

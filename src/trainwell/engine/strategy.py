@@ -41,6 +41,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from trainwell.engine.distributed import exchange
+
 
 class Strategy:
     """The contract between the trainer and a way of running it (one process, DDP, FSDP)."""
@@ -182,7 +184,8 @@ class DDP(Strategy):
         import torch.distributed as dist
 
         value = value.clone()
-        dist.all_reduce(value)
+        with exchange("a summed count"):
+            dist.all_reduce(value)
         return value
 
     def reduce_floats(self, values: Sequence[float]) -> list[float]:
@@ -192,7 +195,8 @@ class DDP(Strategy):
             return []
         where = self.device if self.backend == "nccl" else torch.device("cpu")
         summed = torch.tensor(list(values), dtype=torch.float64, device=where)
-        dist.all_reduce(summed)
+        with exchange("the logged losses"):
+            dist.all_reduce(summed)
         return summed.tolist()  # type: ignore[no-any-return]
 
     def reduce_gradients(self, params: Sequence[nn.Parameter]) -> None:
@@ -206,7 +210,8 @@ class DDP(Strategy):
         # and weight decay move it); one that some process has gets the average (the others' samples add 0).
         had = torch.tensor([float(p.grad is not None) for p in params], dtype=grads[0].dtype, device=grads[0].device)
         flat = torch.cat([*(g.reshape(-1) for g in grads), had])
-        dist.all_reduce(flat)  # one exchange for all of them
+        with exchange("the loss's gradients"):
+            dist.all_reduce(flat)  # one exchange for all of them
         *parts, anyone = flat.split([*(g.numel() for g in grads), len(params)])
         for p, part, flag in zip(params, parts, anyone.tolist()):
             p.grad = (part / self.world_size).view_as(p).to(p.dtype) if flag > 0 else None
@@ -214,13 +219,15 @@ class DDP(Strategy):
     def sync_buffers(self, model: nn.Module) -> None:
         import torch.distributed as dist
 
-        for buffer in model.buffers():
-            dist.broadcast(buffer.data, src=0)
+        with exchange("rank 0's buffers (BatchNorm statistics)"):
+            for buffer in model.buffers():
+                dist.broadcast(buffer.data, src=0)
 
     def gather(self, value: Any) -> list[Any]:
         import torch.distributed as dist
 
         out: list[Any] = [None] * self.world_size
-        dist.all_gather_object(out, value)
+        with exchange("evaluation figures"):
+            dist.all_gather_object(out, value)
         return out
 

@@ -32,6 +32,7 @@ from torch.optim.lr_scheduler import LRScheduler
 from trainwell.data.loading import MicroBatch
 from trainwell.engine.accumulate import batch_size as _batch_size
 from trainwell.engine.accumulate import group_steps, micro_weights, steps_per_epoch
+from trainwell.engine.distributed import exchange
 from trainwell.engine import early_stop as _early_stop
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.monitor import check_mode, direction, monitored_value
@@ -503,7 +504,11 @@ class Trainer:
             if group is None:
                 break
             st.epoch_wait_seconds += time.perf_counter() - asked
-            loss = self._step(group, draws)
+            if self.strategy.world_size > 1:  # DDP exchanges the gradients inside backward()
+                with exchange(f"step {st.step + 1}'s gradients"):
+                    loss = self._step(group, draws)
+            else:
+                loss = self._step(group, draws)
             now = time.perf_counter()
             st.epoch_seconds += now - started
             st.train_seconds += now - started
