@@ -1,7 +1,8 @@
 """A user's model whose forward kills or fails worker rank 1 at a chosen training forward, in the first attempt
 only: TW_KILL_AT=N sends SIGKILL at the Nth call, TW_RAISE_AT=N raises; TW_USER_ERROR=1 makes rank 1 raise a
 user error (``TrainwellError``) while it builds the model; TW_DROPOUT=1 adds dropout;
-TW_SLEEP_AT=N makes rank 1 sleep for 2 minutes at the Nth call. Tests copy this file next to a run and
+TW_SLEEP_AT=N makes rank 1 sleep for 2 minutes at the Nth call; TW_SLOW_FINISH=S makes rank 0's end-of-run task
+figures take S seconds longer. Tests copy this file next to a run and
 name it with ``--model faulty:Net``."""
 
 import os
@@ -9,6 +10,17 @@ import signal
 import time
 
 from torch import nn
+
+if os.environ.get("TW_SLOW_FINISH") and os.environ.get("RANK") == "0":  # rank 0's task finish takes that long
+    from trainwell.tasks import base
+
+    _finish = base.Task.finish
+
+    def _slow_finish(self, *args, **kwargs):
+        time.sleep(float(os.environ["TW_SLOW_FINISH"]))
+        return _finish(self, *args, **kwargs)
+
+    base.Task.finish = _slow_finish
 
 
 class Net(nn.Module):

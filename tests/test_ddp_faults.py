@@ -237,3 +237,15 @@ def test_a_rank_that_does_not_come_stops_the_group_within_the_timeout(tmp_path: 
     assert "rank 0: the exchange of step 3's gradients with the other processes did not complete within 5 s" \
         in done.stdout, done.stdout[-3000:]
     assert "train.timeout / --timeout" in done.stdout and "Traceback" not in done.stdout
+
+
+@pytest.mark.slow
+def test_the_other_processes_do_not_wait_for_rank_0s_end_of_run_figures(tmp_path: Path) -> None:
+    """Rank 0 computes the task's figures (confusion matrix, verification curves) alone; it did so before the test
+    split's evaluation, so the others waited for it inside an exchange, and a slow one hit the timeout. Now it
+    comes after the last exchange: 8 s of figures under --timeout 5 finish normally."""
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
+    done = _train([*COMMON, "--model", "faulty:Net", "--nproc", "2", "--timeout", "5", "--out", "run"], tmp_path,
+                  PYTHONPATH=str(tmp_path), TW_SLOW_FINISH="8")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert (tmp_path / "run" / "summary.json").is_file() and "test accuracy" in done.stdout

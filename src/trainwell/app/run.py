@@ -254,14 +254,15 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
         **peak_memory(trainer.device),
     }
-    task_sections: list[tuple[str, str]] = []
-    if task is not None and main:  # the task's own figures come from whole splits, computed by rank 0 alone
-        task_summary, task_sections = task[0].finish(trainer, task[1], task[2], run_dir)
-        summary.update(task_summary)
-    if test_loader is not None:
+    if test_loader is not None:  # every process its share (an exchange: before rank 0 goes on alone)
         metrics = trainer.evaluate(test_loader)
         for name, value in metrics.items():
             summary[f"test_{name}"] = value
+    task_sections: list[tuple[str, str]] = []
+    if task is not None and main:  # the task's own figures come from whole splits, computed by rank 0 alone,
+        # after the last exchange: the other processes do not wait for it (they end here)
+        task_summary, task_sections = task[0].finish(trainer, task[1], task[2], run_dir)
+        summary.update(task_summary)
     trainer.model.load_state_dict(final_weights)  # the caller gets the model as training left it
     if final_loss is not None:
         trainer.loss_fn.load_state_dict(final_loss)

@@ -79,7 +79,8 @@ class Task:
     def finish(self, trainer: Trainer, bundle: DataBundle, config: Config,
                run_dir: Path) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         """After training, with the best weights loaded: extra summary values and report sections
-        (title, HTML). Called before the test split is evaluated with the loss and metric.
+        (title, HTML). Called on rank 0 alone, after the test split was evaluated with the loss and metric (the last
+        exchange between processes: the others do not wait for this).
 
         Classification: the test split's confusion matrix (also in summary.json) and its most confident mistakes."""
         if bundle.test is None or len(bundle.test) == 0:
