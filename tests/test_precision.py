@@ -186,3 +186,23 @@ def test_mixed_precision_trains_on_a_gpu(precision: str) -> None:
     result = trainwell.fit(_model(), _data(), epochs=4, batch_size=16, lr=1e-2, precision=precision,  # type: ignore[arg-type]
                            accumulate=2, progress="none", device="cuda")
     assert result.history[-1]["train_loss"] < 0.6 * result.history[0]["train_loss"]
+
+
+def test_fp16_leaves_no_hook_on_the_optimizer() -> None:
+    """Each 16-mixed plugin (the lr finder's, the batch search's, the run's) watched for skipped steps with a
+    post-hook it left on the user's optimizer: they piled up, each holding its plugin. A skip is still seen."""
+    from trainwell.engine.precision import FP16Mixed
+
+    model = torch.nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        plugin = FP16Mixed(torch.device("cpu"))
+        with plugin.autocast():
+            loss = model(torch.randn(4, 3)).float().pow(2).mean()
+        plugin.backward(loss)
+        assert plugin.step(optimizer)
+        optimizer.zero_grad()
+    assert not optimizer._optimizer_step_post_hooks
+    model.weight.grad = torch.full_like(model.weight, float("inf"))  # an overflow: the scaler skips the step
+    model.bias.grad = torch.zeros_like(model.bias)
+    assert not plugin.step(optimizer) and plugin.skipped == 1

@@ -95,7 +95,6 @@ class FP16Mixed(Precision):
         self.scaler = torch.amp.GradScaler(device.type, init_scale=init_scale)
         self.skipped = 0  # steps skipped in the current epoch
         self._stepped = False
-        self._hooked: set[int] = set()
 
     def autocast(self) -> AbstractContextManager[object]:
         return torch.autocast(self.device.type, dtype=torch.float16)
@@ -108,11 +107,14 @@ class FP16Mixed(Precision):
         self.scaler.unscale_(optimizer)
 
     def step(self, optimizer: torch.optim.Optimizer) -> bool:
-        if id(optimizer) not in self._hooked:  # the scaler skips by not calling optimizer.step(): watch for it
-            optimizer.register_step_post_hook(self._on_step)
-            self._hooked.add(id(optimizer))
+        # The scaler skips a step by not calling optimizer.step(): a post-hook tells, in place for this call only
+        # (left on the optimizer, each plugin's hook would stay on it: the lr finder's, the batch search's ...).
         self._stepped = False
-        self.scaler.step(optimizer)
+        handle = optimizer.register_step_post_hook(self._on_step)
+        try:
+            self.scaler.step(optimizer)
+        finally:
+            handle.remove()
         self.scaler.update()
         if not self._stepped:
             self.skipped += 1
