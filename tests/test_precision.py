@@ -206,3 +206,21 @@ def test_fp16_leaves_no_hook_on_the_optimizer() -> None:
     model.weight.grad = torch.full_like(model.weight, float("inf"))  # an overflow: the scaler skips the step
     model.bias.grad = torch.zeros_like(model.bias)
     assert not plugin.step(optimizer) and plugin.skipped == 1
+
+
+def test_bf16_asks_the_runs_own_gpu_and_refuses_emulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Turing GPU (7.5) as cuda:1 beside an Ampere cuda:0 (the current one): bf16-mixed on cuda:1 is refused
+    (it asked the current GPU, and accepted bfloat16 that is only emulated). (No GPU here: torch.cuda's answers
+    about the two are given.)"""
+    from trainwell._errors import ConfigError
+    from trainwell.engine.precision import BF16Mixed
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability",
+                        lambda device=None: (8, 0) if torch.device(device).index in (0, None) else (7, 5))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "Tesla T4")
+    with pytest.raises(ConfigError, match="Tesla T4 has no bfloat16 support"):
+        BF16Mixed(torch.device("cuda", 1))
+    BF16Mixed(torch.device("cuda", 0))  # the Ampere one is fine

@@ -113,3 +113,42 @@ def test_augmentation_draws_depend_on_seed_epoch_and_sample_not_on_the_batch() -
     assert not torch.equal(whole[0], whole[2])
     one = EpochDraws(0, 1).for_samples([7])
     assert not torch.equal(one.rand(3), one.rand(3))  # successive draws of a batch differ
+
+
+class _FakeCuda:
+    """torch.cuda's RNG functions on a machine with ``visible`` GPUs, current device ``current`` (this machine has
+    none: what is checked is which states trainwell saves and which it restores where)."""
+
+    def __init__(self, visible: int, current: int) -> None:
+        self.visible, self.current, self.restored = visible, current, []
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: self.current)
+        monkeypatch.setattr(torch.cuda, "get_rng_state", lambda device="cuda": torch.tensor([self.current]))
+        monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [torch.tensor([i]) for i in range(self.visible)])
+        monkeypatch.setattr(torch.cuda, "set_rng_state", lambda s, device="cuda": self.restored.append(int(s[0])))
+
+        def set_all(states: list[torch.Tensor]) -> None:
+            if len(states) > self.visible:
+                raise IndexError("list index out of range")  # as torch does for a GPU that is not visible
+            self.restored += [int(s[0]) for s in states]
+
+        monkeypatch.setattr(torch.cuda, "set_rng_state_all", set_all)
+
+
+def test_a_checkpoint_keeps_the_current_gpus_stream_and_resumes_where_fewer_are_visible(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saved with 2 visible GPUs (one state each, restored by index) a run could not resume under
+    CUDA_VISIBLE_DEVICES=0; now the process's own GPU's stream is saved and restored on the current GPU."""
+    saving = _FakeCuda(visible=2, current=1)
+    saving.install(monkeypatch)
+    state = get_rng_state()
+    assert int(state["cuda"][0]) == 1  # the process's own GPU (cuda:1), not a list of every visible one
+    resuming = _FakeCuda(visible=1, current=0)
+    resuming.install(monkeypatch)
+    set_rng_state(state)
+    assert resuming.restored == [1]
+    old = {**state, "cuda": [torch.tensor([0]), torch.tensor([1])]}  # the format written before: one per GPU
+    set_rng_state(old)
+    assert resuming.restored == [1, 0]

@@ -75,13 +75,22 @@ class BF16Mixed(Precision):
 
     def __init__(self, device: torch.device) -> None:
         super().__init__(device)
-        if device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        if device.type == "cuda" and not _native_bf16(device):
             raise ConfigError(f"--precision bf16-mixed: the GPU {torch.cuda.get_device_name(device)} has no "
                               "bfloat16 support (it needs an Ampere GPU or newer).",
                               fix="use --precision 16-mixed on this GPU")
 
     def autocast(self) -> AbstractContextManager[object]:
         return torch.autocast(self.device.type, dtype=torch.bfloat16)
+
+
+def _native_bf16(device: torch.device) -> bool:
+    """Whether the run's GPU computes in bfloat16 itself (compute capability 8.0, Ampere, or newer; ROCm GPUs that
+    torch supports do). ``torch.cuda.is_bf16_supported()`` asks about the current GPU, not the run's, and by
+    default also says yes where bfloat16 is only emulated, many times slower."""
+    if torch.version.hip:
+        return bool(torch.cuda.is_bf16_supported())
+    return torch.cuda.get_device_capability(device)[0] >= 8
 
 
 @PRECISIONS.register("16-mixed", "forward and loss in float16 under torch.autocast, with a GradScaler")

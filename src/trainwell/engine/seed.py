@@ -39,7 +39,9 @@ def get_rng_state() -> dict[str, Any]:
         "python": {"version": py_state[0], "state": list(py_state[1]), "gauss_next": py_state[2]},
     }
     if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+        # The current GPU's (this process's device): one per visible GPU could not be restored where fewer are
+        # visible, and each process of a run keeps its own (``rng_ranks``).
+        state["cuda"] = torch.cuda.get_rng_state()
     return state
 
 
@@ -51,7 +53,12 @@ def set_rng_state(state: dict[str, Any]) -> None:
     p = state["python"]
     random.setstate((p["version"], tuple(p["state"]), p["gauss_next"]))
     if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        saved = state["cuda"]
+        if isinstance(saved, (list, tuple)):  # written before: one state per GPU then visible
+            current = torch.cuda.current_device()
+            saved = saved[current] if current < len(saved) else None
+        if saved is not None:
+            torch.cuda.set_rng_state(saved)
 
 
 def seed_rank_stream(seed: int, rank: int, step: int = 0) -> None:
