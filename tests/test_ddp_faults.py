@@ -99,8 +99,11 @@ def test_a_user_error_on_another_rank_than_0_is_said_once(tmp_path: Path, launch
     shutil.copy(FAULTY, tmp_path / "faulty.py")
     args = [*COMMON, "--model", "faulty:Net", "--out", "run"]
     if launcher == "--nproc":
-        done = _train([*args, "--nproc", "2"], tmp_path, PYTHONPATH=str(tmp_path), TW_USER_ERROR="1")
+        (tmp_path / "tmp").mkdir()
+        done = _train([*args, "--nproc", "2"], tmp_path, PYTHONPATH=str(tmp_path), TW_USER_ERROR="1",
+                      TMPDIR=str(tmp_path / "tmp"))
         assert done.returncode == 2, done.stdout[-3000:]
+        assert not list((tmp_path / "tmp").iterdir())  # nothing left behind (torchrun's agent left torchelastic_*)
     else:
         done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                      "-m", "trainwell", "train", *args], _env(PYTHONPATH=str(tmp_path), TW_USER_ERROR="1"), tmp_path)

@@ -212,9 +212,13 @@ def test_two_processes_give_one_merged_report(tmp_path: Path, launcher: str) -> 
     cmd = ([sys.executable, "-m", *doctor, "--nproc", "2", script] if launcher == "--nproc" else
            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", *doctor,
             script])
-    done = subprocess.run(cmd, cwd=tmp_path, env={**_env(), "OMP_NUM_THREADS": "1"}, capture_output=True, text=True,
-                          timeout=300)
+    (tmp_path / "tmp").mkdir()
+    done = subprocess.run(cmd, cwd=tmp_path, env={**_env(), "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path / "tmp")},
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    if launcher == "--nproc":  # nothing left in the temporary folder (torchrun's agent left torchelastic_* there)
+        left = [p.name for p in (tmp_path / "tmp").iterdir() if not p.name.startswith("torchinductor_")]
+        assert not left  # (torch's own compile cache, torchinductor_<user>, is meant to stay)
     assert done.stderr.count("trainwell doctor found: 1") == 1
     assert "ddp-data-not-sharded [all ranks]" in done.stderr
     assert done.stdout.count("epoch 1:") == 1  # the script's own output: rank 0 prints it

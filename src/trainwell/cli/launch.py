@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -118,11 +120,15 @@ def start_workers(argv: list[str], nproc: int) -> None:
     stops = [getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT") if hasattr(signal, name)]
     handlers = {signum: signal.getsignal(signum) for signum in stops}
     os.environ[LAUNCHER_ENV] = str(os.getpid())
+    # The agent's folder of worker error files (torchrun's default, torchelastic_*, stays behind): ours, removed
+    # once the workers are done (a failure's error file has been read into the ChildFailedError by then).
+    logs = tempfile.mkdtemp(prefix="trainwell-workers-")
     try:
-        torchrun(argv)
+        torchrun(["--log-dir", logs, *argv])
     except SignalException as e:
         raise WorkersStopped(int(e.sigval)) from None
     finally:
+        shutil.rmtree(logs, ignore_errors=True)
         os.environ.pop(LAUNCHER_ENV, None)
         for signum, handler in handlers.items():  # torchrun's would raise wherever this process is next
             signal.signal(signum, handler)
