@@ -252,3 +252,26 @@ def test_the_other_processes_do_not_wait_for_rank_0s_end_of_run_figures(tmp_path
                   PYTHONPATH=str(tmp_path), TW_SLOW_FINISH="8")
     assert done.returncode == 0, done.stdout[-3000:]
     assert (tmp_path / "run" / "summary.json").is_file() and "test accuracy" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_killed_rank_without_restarts_stops_the_group_and_the_folder_resumes(tmp_path: Path) -> None:
+    """No --max-restarts: rank 1 dies (SIGKILL) in step 30 of 46; the group stops, the launcher says which worker
+    and how to continue; --resume on 2 processes ends with the weights of an uninterrupted run (dropout included:
+    each process's stream comes back from the checkpoint of step 25)."""
+    from test_ddp import _gap, _weights
+
+    shutil.copy(FAULTY, tmp_path / "faulty.py")
+    args = [*COMMON, "--model", "faulty:Net", "--checkpoint-every", "5", "--nproc", "2"]
+    straight = _train([*args, "--out", "straight"], tmp_path, PYTHONPATH=str(tmp_path), TW_DROPOUT="1")
+    assert straight.returncode == 0, straight.stdout[-3000:]
+    killed = _train([*args, "--out", "run"], tmp_path, PYTHONPATH=str(tmp_path), TW_DROPOUT="1", TW_KILL_AT="30")
+    assert killed.returncode != 0, killed.stdout[-3000:]
+    assert "worker 1 failed" in killed.stdout and "trainwell train --resume" in killed.stdout, killed.stdout[-3000:]
+    assert (tmp_path / "run" / "checkpoints" / "last.pt").is_file()
+    hint = killed.stdout.split("continue it with:\n", 1)[1].splitlines()[0].split()  # the command it gives, as is
+    assert hint[:4] == ["trainwell", "train", "--resume", "run"] and hint[4:] == ["--nproc", "2", "--model", "faulty:Net"]
+    resumed = _train([*hint[2:], "--no-progress"], tmp_path, PYTHONPATH=str(tmp_path), TW_DROPOUT="1")
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    gap = _gap(_weights(tmp_path / "straight"), _weights(tmp_path / "run"))
+    assert gap <= 1e-6, f"max weight difference {gap:.3g}"

@@ -183,7 +183,8 @@ def test_a_killed_worker_ends_the_run_with_the_resume_command(tmp_path: Path, la
     assert launcher.proc.wait(timeout=240) == 1
     out = launcher.output()
     assert "trainwell: worker 1 failed (exit code -9)" in out, out[-3000:]
-    assert "continue it with:\n  trainwell train --resume run\n" in out, out[-3000:]
+    # The command names what --resume cannot take from the folder: the processes and the user's own model.
+    assert "continue it with:\n  trainwell train --resume run --nproc 2 --model faulty:Net\n" in out, out[-3000:]
     assert (tmp_path / "run" / "checkpoints" / "last.pt").is_file()
 
 

@@ -46,8 +46,10 @@ def launch(args: argparse.Namespace) -> int:
     from trainwell._trust import CODE_KEYS, typed_names
 
     typed = typed_names(args.model, args.tokenizer, args.set)  # the workers read config.yaml: name its code again
+    again = ["--nproc", str(args.nproc)]  # what --resume needs besides the folder
     for key, name in typed.items():
         argv += [CODE_KEYS[key].option, name]
+        again += [CODE_KEYS[key].option, name]
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
     from trainwell.engine.run_lock import TOKEN_ENV, held
@@ -61,13 +63,13 @@ def launch(args: argparse.Namespace) -> int:
             discard_unfinished(run_dir, existed)
         code = _report_failure(e)
         if code != 2:
-            _say_resume(run_dir)
+            _say_resume(run_dir, again)
         return code
     except WorkersStopped as e:  # the launcher was told to stop: the agent has stopped the workers
         if not args.resume:
             discard_unfinished(run_dir, existed, interrupted=True)
         print(f"trainwell: {e}", file=sys.stderr)
-        _say_resume(run_dir)
+        _say_resume(run_dir, again)
         return e.exit_code
     finally:
         os.environ.pop(TOKEN_ENV, None)
@@ -86,15 +88,16 @@ class WorkersStopped(Exception):
                          "the workers were stopped too.")
 
 
-def _say_resume(run_dir: Path) -> None:
-    """After a group that did not finish: the command that continues it, when the folder is kept."""
+def _say_resume(run_dir: Path, again: list[str]) -> None:
+    """After a group that did not finish: the command that continues it, when the folder is kept. ``again``: the
+    options it needs besides ``--resume`` (the processes, and the user's own code named again)."""
     import shlex
 
     if (run_dir / "config.yaml").is_file():
         last = run_dir / "checkpoints" / "last.pt"
         kept = "with checkpoints/last.pt" if last.is_file() else "(no checkpoint yet: it starts again from step 0)"
-        print(f"trainwell: the run folder is kept {kept}; continue it with:\n"
-              f"  trainwell train --resume {shlex.quote(str(run_dir))}", file=sys.stderr)
+        command = shlex.join(["trainwell", "train", "--resume", str(run_dir), *again])
+        print(f"trainwell: the run folder is kept {kept}; continue it with:\n  {command}", file=sys.stderr)
 
 
 LAUNCHER_ENV = "TRAINWELL_LAUNCHER_PID"  # the launcher's process id, for its workers to follow
