@@ -444,3 +444,62 @@ def test_a_parameter_no_process_has_a_gradient_for_keeps_none(tmp_path: Path) ->
         assert unused.grad is None and torch.equal(used.grad, torch.full((3,), 2.0))
     finally:
         dist.destroy_process_group()
+
+
+class _Recording(SingleDevice):
+    """A strategy that says which of its decisions the trainer and the run's finish asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def eval_module(self, model: nn.Module, forward: nn.Module) -> nn.Module:
+        self.asked.append("eval_module")
+        return model
+
+    def clip_gradients(self, params: Any, max_norm: float) -> None:
+        self.asked.append("clip_gradients")
+        super().clip_gradients(params, max_norm)
+
+    def model_state(self, model: nn.Module) -> dict[str, Any]:
+        self.asked.append("model_state")
+        return super().model_state(model)
+
+    def load_model_state(self, model: nn.Module, state: dict[str, Any]) -> None:
+        self.asked.append("load_model_state")
+        super().load_model_state(model, state)
+
+    def optimizer_state(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+        self.asked.append("optimizer_state")
+        return super().optimizer_state(model, optimizer)
+
+    def load_optimizer_state(self, model: nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+        self.asked.append("load_optimizer_state")
+        super().load_optimizer_state(model, optimizer, state)
+
+    def barrier(self) -> None:
+        self.asked.append("barrier")
+
+
+def test_the_strategy_owns_clipping_checkpoint_state_evaluation_and_barriers(tmp_path: Path) -> None:
+    """What differs between ways of running (a sharding strategy gathers its shards for a checkpoint, clips sharded
+    gradients, evaluates through its wrapper) is asked of the strategy, never done by the trainer itself."""
+    from trainwell.app.run import finish_run
+    from trainwell.engine.checkpointing import Checkpointer
+    from trainwell.engine.trainer import Trainer
+
+    data = TensorData(torch.randn(32, 4), torch.randint(0, 2, (32,)))
+    strategy = _Recording()
+    model = nn.Linear(4, 2)
+    saver = Checkpointer(tmp_path / "checkpoints")
+    trainer = Trainer(model, nn.CrossEntropyLoss(), torch.optim.SGD(model.parameters(), lr=0.1),
+                      EpochLoader(data, batch_size=8, shuffle=True, seed=0),
+                      val_loader=EpochLoader(data, batch_size=8, shuffle=False, seed=0), epochs=1, grad_clip=1.0,
+                      strategy=strategy, callbacks=[saver])
+    assert trainer.eval_model is model and strategy.asked == ["eval_module"]
+    trainer.fit()
+    assert {"clip_gradients", "model_state", "optimizer_state"} <= set(strategy.asked)
+    trainer.load_state_dict(torch.load(saver.last, weights_only=True))
+    assert {"load_model_state", "load_optimizer_state"} <= set(strategy.asked)
+    strategy.asked.clear()
+    finish_run(trainer, tmp_path, config={})
+    assert strategy.asked[0] == "barrier" and "load_model_state" in strategy.asked

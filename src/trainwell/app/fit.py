@@ -236,7 +236,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
             from trainwell.report.metrics import read_steps
 
             summary = finish_run(trainer, run_dir, config=recorded)
-            distributed.barrier()  # rank 0 has written steps.csv
+            strategy.barrier()  # rank 0 has written steps.csv
             kept = read_steps(run_dir / "steps.csv")
         return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
                          train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,

@@ -227,18 +227,17 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
                task: tuple[Task, DataBundle, Config] | None = None) -> dict[str, Any]:
     """Evaluate the best checkpoint on the test split (and let the task add its own figures),
     then write summary.json and report.html. Every process evaluates its share; rank 0 writes."""
-    from trainwell.engine.distributed import barrier
-
-    main = trainer.strategy.is_main
-    barrier()  # rank 0 has written best.pt before anyone reads it
+    strategy = trainer.strategy
+    main = strategy.is_main
+    strategy.barrier()  # rank 0 has written best.pt before anyone reads it
     st = trainer.state
     best_path = run_dir / "checkpoints" / "best.pt"
-    final_weights = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    final_weights = {k: v.clone() for k, v in strategy.model_state(trainer.model).items()}
     final_loss = {k: v.clone() for k, v in trainer.loss_fn.state_dict().items()} \
         if isinstance(trainer.loss_fn, torch.nn.Module) else None
     if best_path.exists():
         best = load_checkpoint(best_path)
-        trainer.model.load_state_dict(best["model"])
+        strategy.load_model_state(trainer.model, best["model"])
         if final_loss is not None and best.get("loss") is not None:
             trainer.loss_fn.load_state_dict(best["loss"])
     best_row = next((r for r in st.history if r["epoch"] == st.best_epoch), st.history[-1] if st.history else {})
@@ -263,7 +262,7 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         # after the last exchange: the other processes do not wait for it (they end here)
         task_summary, task_sections = task[0].finish(trainer, task[1], task[2], run_dir)
         summary.update(task_summary)
-    trainer.model.load_state_dict(final_weights)  # the caller gets the model as training left it
+    strategy.load_model_state(trainer.model, final_weights)  # the caller gets the model as training left it
     if final_loss is not None:
         trainer.loss_fn.load_state_dict(final_loss)
     summary.update(extra_summary or {})

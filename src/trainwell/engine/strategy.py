@@ -25,6 +25,10 @@ trainer asks the strategy, and nothing else, about processes:
   (a loss with parameters, e.g. margin-loss class centres), once per step, as DDP does for the model's.
 - ``sync_buffers(model)``: rank 0's buffers (BatchNorm running statistics) on every process, before evaluation.
 - ``gather(value)``: every process's value, in rank order (metrics that need all outputs, e.g. a ROC AUC).
+- ``barrier()``; ``eval_module(model, forward)``: what evaluation runs through; ``clip_gradients(params,
+  max_norm)``; ``model_state`` / ``load_model_state`` and ``optimizer_state`` / ``load_optimizer_state``: what a
+  checkpoint holds, an ordinary state dict whatever the strategy did to the module (a sharding strategy gathers
+  its shards here).
 - ``world_size``, ``rank`` and ``is_main`` (rank 0 writes the run folder).
 
 ``SingleDevice`` is one process. ``DDP`` implements the same methods with ``torch.distributed``
@@ -34,7 +38,7 @@ trainer asks the strategy, and nothing else, about processes:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -104,6 +108,31 @@ class Strategy:
     def gather(self, value: Any) -> list[Any]:
         """Every process's ``value``, in rank order."""
         return [value]
+
+    def barrier(self) -> None:
+        """Wait until every process gets here (rank 0 has written a file the others read)."""
+
+    def eval_module(self, model: nn.Module, forward: nn.Module) -> nn.Module:
+        """The module evaluation runs through: ``forward`` (the wrapped one) or the plain ``model``."""
+        return forward
+
+    def clip_gradients(self, params: Iterable[nn.Parameter], max_norm: float) -> None:
+        """Scale the gradients so that their global norm is at most ``max_norm`` (``train.grad_clip``)."""
+        nn.utils.clip_grad_norm_(params, max_norm)
+
+    def model_state(self, model: nn.Module) -> dict[str, Any]:
+        """The model's weights as a checkpoint holds them: an ordinary state dict with plain keys."""
+        return model.state_dict()
+
+    def load_model_state(self, model: nn.Module, state: dict[str, Any]) -> None:
+        model.load_state_dict(state)
+
+    def optimizer_state(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+        """The optimizer's state as a checkpoint holds it."""
+        return optimizer.state_dict()
+
+    def load_optimizer_state(self, model: nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+        optimizer.load_state_dict(state)
 
 
 def share_sizes(n: int, world_size: int) -> list[int]:
@@ -215,6 +244,16 @@ class DDP(Strategy):
         *parts, anyone = flat.split([*(g.numel() for g in grads), len(params)])
         for p, part, flag in zip(params, parts, anyone.tolist()):
             p.grad = (part / self.world_size).view_as(p).to(p.dtype) if flag > 0 else None
+
+    def eval_module(self, model: nn.Module, forward: nn.Module) -> nn.Module:
+        """The plain module: evaluation needs no gradient exchange, and processes may evaluate different numbers
+        of batches, so no collective may wait on a process that has finished."""
+        return model
+
+    def barrier(self) -> None:
+        from trainwell.engine.distributed import barrier
+
+        barrier()
 
     def sync_buffers(self, model: nn.Module) -> None:
         import torch.distributed as dist

@@ -261,10 +261,9 @@ class Trainer:
         self.forward_model = self.strategy.wrap(model)
         if compile:
             self.forward_model = torch.compile(self.forward_model)
-        # Evaluation needs no gradient exchange, and processes may evaluate different numbers of batches: under
-        # several processes it runs the plain module, so no collective waits on a process that has finished.
-        self.eval_model = self.forward_model if self.strategy.world_size == 1 \
-            else (torch.compile(model) if compile else model)
+        # What evaluation runs through is the strategy's choice (DDP: the plain module, see DDP.eval_module).
+        evaluated = self.strategy.eval_module(model, self.forward_model)
+        self.eval_model = torch.compile(evaluated) if compile and evaluated is model else evaluated
         # A loss's own parameters (class centres, task weights) are outside the wrapped model: their gradients are
         # averaged over processes by the strategy, once per step.
         self._loss_params = [p for p in loss_fn.parameters() if p.requires_grad] \
@@ -428,8 +427,8 @@ class Trainer:
         """Everything exact resume needs; callbacks add their own entries (``on_save_checkpoint``)."""
         self.sync()
         ckpt = {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
+            "model": self.strategy.model_state(self.model),
+            "optimizer": self.strategy.optimizer_state(self.model, self.optimizer),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "rng": get_rng_state(),  # rank 0's: what a run on another number of processes resumes from
             "state": self.state.to_dict(),
@@ -443,10 +442,10 @@ class Trainer:
         return ckpt
 
     def load_state_dict(self, ckpt: dict[str, Any]) -> None:
-        self.model.load_state_dict(ckpt["model"])
+        self.strategy.load_model_state(self.model, ckpt["model"])
         if isinstance(self.loss_fn, nn.Module) and ckpt.get("loss") is not None:
             self.loss_fn.load_state_dict(ckpt["loss"])
-        self.optimizer.load_state_dict(ckpt["optimizer"])
+        self.strategy.load_optimizer_state(self.model, self.optimizer, ckpt["optimizer"])
         if self.scheduler is not None and ckpt.get("scheduler") is not None:
             self.scheduler.load_state_dict(ckpt["scheduler"])
         self.state = TrainState.from_dict(ckpt["state"])
@@ -564,7 +563,7 @@ class Trainer:
         self.strategy.reduce_gradients(self._loss_params)
         self.precision.unscale(self.optimizer)  # true gradients for clipping and for callbacks that read them
         if self.grad_clip is not None:
-            nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+            self.strategy.clip_gradients(self.model.parameters(), self.grad_clip)
         if self._grad_hooks:
             self._call("on_before_optimizer_step")
         stepped = self.precision.step(self.optimizer)
