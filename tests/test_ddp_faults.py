@@ -38,13 +38,16 @@ def run(out, n_train, n_val, batch_size=32):
     model = nn.Sequential(nn.Linear(6, 16), *norm, nn.Tanh(), nn.Linear(16, 3))
     train, val = data(n_train, n_val)
     result = trainwell.fit(model, train, val, epochs=2, batch_size=batch_size, lr=0.05, optimizer="sgd",
-                           progress="none", threads=1, out=out, doctor=False)
+                           progress="none", threads=1, out=out, doctor=False,
+                           strategy=os.environ.get("TW_STRATEGY", "auto") if os.environ.get("RANK") else "auto")
     return model, result
 
 
 if __name__ == "__main__":
     model, result = run(sys.argv[1], *map(int, sys.argv[3:]))
-    torch.save({"model": model.state_dict(), "history": result.history}, f"{sys.argv[2]}.{os.environ['RANK']}")
+    torch.save({"model": model.state_dict() if not result.summary.get("strategy") == "fsdp" else {},
+                "history": result.history, "strategy": result.summary.get("strategy")},
+               f"{sys.argv[2]}.{os.environ['RANK']}")
 '''
 
 
@@ -69,11 +72,14 @@ def _fit_two_ways(tmp_path: Path, *sizes: int, timeout: float = 120, **env: str)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n_val", [1, 3])
-def test_a_validation_split_smaller_than_the_processes_or_uneven_is_counted_once(tmp_path: Path, n_val: int) -> None:
+@pytest.mark.parametrize(("n_val", "strategy"), [(1, "ddp"), (3, "ddp"), (1, "fsdp")])
+def test_a_validation_split_smaller_than_the_processes_or_uneven_is_counted_once(tmp_path: Path, n_val: int,
+                                                                                 strategy: str) -> None:
     """1 validation sample: rank 1 evaluates nothing (it used to send a shorter vector to all_reduce than rank 0,
-    and both waited for the backend's 30-minute timeout); 3: 2 and 1. 65 training samples: the last batch is 1."""
-    single, ddp = _fit_two_ways(tmp_path, 65, n_val)
+    and both waited for the backend's 30-minute timeout); 3: 2 and 1. 65 training samples: the last batch is 1.
+    Under fsdp every evaluation forward gathers the shards with the other process: rank 1 computes a stand-in."""
+    single, ddp = _fit_two_ways(tmp_path, 65, n_val, TW_STRATEGY=strategy)
+    assert ddp["strategy"] == strategy
     for mine, theirs in zip(single.history, ddp["history"], strict=True):
         assert mine["val_loss"] == pytest.approx(theirs["val_loss"], abs=1e-6)
         assert mine["val_accuracy"] == theirs["val_accuracy"]

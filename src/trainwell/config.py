@@ -185,6 +185,10 @@ class TrainConfig(_Section):
     # Several processes: the seconds any exchange between them may wait for the others (gloo's and NCCL's own
     # defaults are 30 and 10 minutes); past it the group stops with an error naming the rank and the exchange.
     timeout: float = Field(300.0, gt=0, le=86_400)
+    # auto: DDP with several processes; fsdp: each process holds a shard of the model (docs/SCALE.md), sharding
+    # every block that holds at least shard_min_share of the parameters, then the model
+    strategy: Literal["auto", "ddp", "fsdp"] = "auto"
+    shard_min_share: float = Field(0.1, gt=0, le=1)
 
     @field_validator("precision", mode="before")
     @classmethod

@@ -91,7 +91,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         steps_per_epoch: int | None = None, threads: int | None = None,
         precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
         compile: bool = False, early_stop: Any = None, loggers: Sequence[Literal["mlflow"]] = (),
-        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell", timeout: float = 300.0) -> FitResult:
+        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell", timeout: float = 300.0,
+        strategy: Literal["auto", "ddp", "fsdp"] = "auto", shard_min_share: float = 0.1) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 
@@ -135,7 +136,9 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     Under torchrun (``WORLD_SIZE`` > 1) the same call trains with DDP: each process reads its share of every
     ``batch_size`` batch, rank 0 alone prints and writes ``out``, and the training is that of one process
     (see docs/SCALE.md); ``timeout`` is how many seconds an exchange between the processes may wait before the
-    group stops with an error naming the rank and the exchange.
+    group stops with an error naming the rank and the exchange. ``strategy="fsdp"`` shards the model instead of
+    copying it to every process (each block holding at least ``shard_min_share`` of the parameters, then the
+    model): for models bigger than one device.
 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
@@ -159,8 +162,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     joined = distributed.active()  # a process group the caller set up stays; one fit() joins, it leaves
     try:
         dev = distributed.device_for(resolve_device(device))
-        strategy = distributed.strategy_for(dev, timeout=timeout)
-        main = strategy.is_main
+        spread = distributed.strategy_for(dev, name=strategy, timeout=timeout, shard_min_share=shard_min_share)
+        main = spread.is_main
         shown = progress_callback(progress if main else "none")  # only rank 0 prints
         # The number used, as the run folder's config records it; None keeps the caller's own setting.
         threads = apply_threads(threads) if threads is not None else torch.get_num_threads()
@@ -169,15 +172,15 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
         if isinstance(loss_fn, nn.Module):
             loss_fn.to(dev)
-        micro = micro_batch_size(batch_size, processes=strategy.world_size, accumulate=accumulate)
-        train_loader = _as_loader(train_data, batch_size, True, seed, micro, strategy)
-        val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=strategy)
+        micro = micro_batch_size(batch_size, processes=spread.world_size, accumulate=accumulate)
+        train_loader = _as_loader(train_data, batch_size, True, seed, micro, spread)
+        val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=spread)
         opt = build_optimizer(model.parameters(), optimizer, 1e-3 if finding else lr, weight_decay=weight_decay) \
             if isinstance(optimizer, str) else optimizer
         _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
         found = None
         if finding:  # the range test on these parts, then every group at its suggestion
-            found, lr = _find_lr(model, loss_fn, opt, train_loader, strategy, device=dev, precision=precision,
+            found, lr = _find_lr(model, loss_fn, opt, train_loader, spread, device=dev, precision=precision,
                                  accumulate=accumulate, grad_clip=grad_clip, seed=seed, say=main and progress != "none")
         per_epoch = _steps_per_epoch(train_loader, steps_per_epoch, accumulate)
         sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
@@ -216,6 +219,10 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
             averaged = Ema(ema)
             cbs.insert(0, averaged)
         doctor_cb = None
+        if doctor and spread.shards_model:
+            raise TrainwellError("doctor=True cannot watch a fit with strategy='fsdp' yet: its checks read whole "
+                                 "weights and gradients, which no process holds.",
+                                 fix="doctor=False, or strategy='ddp' while you look for a problem")
         if doctor and main:
             from trainwell.doctor.callback import DoctorCallback
 
@@ -226,7 +233,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
                           scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
                           metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
-                          accumulate=accumulate, strategy=strategy, compile=compile, early_stop=stopping)
+                          accumulate=accumulate, strategy=spread, compile=compile, early_stop=stopping)
         state = trainer.fit()
         if ema is not None:
             averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
@@ -236,7 +243,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
             from trainwell.report.metrics import read_steps
 
             summary = finish_run(trainer, run_dir, config=recorded)
-            strategy.barrier()  # rank 0 has written steps.csv
+            spread.barrier()  # rank 0 has written steps.csv
             kept = read_steps(run_dir / "steps.csv")
         return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
                          train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
@@ -323,7 +330,7 @@ def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any,
 
 def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
     keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema",
-            "threads", "precision", "accumulate", "compile", "timeout")
+            "threads", "precision", "accumulate", "compile", "timeout", "strategy")
     cfg = {k: scope[k] for k in keys}
     stopping = scope["stopping"]
     cfg["early_stop"] = None if stopping is None else {"patience": stopping.patience, "min_delta": stopping.min_delta}

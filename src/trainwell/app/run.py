@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,10 +74,11 @@ class _ReleaseLock(Callback):
 
 
 def distributed_facts(strategy: Strategy) -> dict[str, Any]:
-    """``world_size``, ``nodes`` and ``backend`` for env.json and summary.json."""
+    """``world_size``, ``nodes``, ``backend`` and ``strategy`` for env.json and summary.json."""
     from trainwell.engine.distributed import facts
 
-    return facts() if strategy.world_size > 1 else {"world_size": 1, "nodes": 1, "backend": None}
+    spread = facts() if strategy.world_size > 1 else {"world_size": 1, "nodes": 1, "backend": None}
+    return {**spread, "strategy": strategy.name}
 
 
 @dataclass
@@ -110,7 +112,8 @@ def prepare(config: Config) -> RunParts:
     apply_threads(config.train.threads)
     seed_everything(config.seed, config.deterministic)
     device = device_for(resolve_device(config.device))
-    strategy = strategy_for(device, sync_bn=config.model.sync_bn, timeout=config.train.timeout)
+    strategy = strategy_for(device, name=config.train.strategy, sync_bn=config.model.sync_bn,
+                            timeout=config.train.timeout, shard_min_share=config.train.shard_min_share)
     task = get_task(config.task)
     bundle = task.build_data(config)
     model = task.build_model(config, bundle)
@@ -164,7 +167,11 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
 
         callbacks.insert(0, Ema(tc.ema))
     callbacks += auto.callbacks  # summary.json's record of what the finders chose
-    if doctor and main:  # the doctor looks at rank 0's process, whose model and data are every process's
+    if doctor and main and strategy.shards_model:  # its checks read whole weights and gradients on rank 0 alone
+        print("trainwell: the doctor does not watch fsdp runs yet: its checks read whole weights and gradients, "
+              "which no process holds (they would wait for the others); this run trains without it",
+              file=sys.stderr)
+    elif doctor and main:  # the doctor looks at rank 0's process, whose model and data are every process's
         from trainwell.doctor.callback import DoctorCallback
 
         callbacks.append(DoctorCallback(console=console, run_dir=run_dir, config=config, lang=lang))
@@ -258,9 +265,17 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         for name, value in metrics.items():
             summary[f"test_{name}"] = value
     task_sections: list[tuple[str, str]] = []
+    consolidated = strategy.model_state(trainer.model) if task is not None and strategy.shards_model else None
     if task is not None and main:  # the task's own figures come from whole splits, computed by rank 0 alone,
         # after the last exchange: the other processes do not wait for it (they end here)
-        task_summary, task_sections = task[0].finish(trainer, task[1], task[2], run_dir)
+        sharded = trainer.model
+        if consolidated is not None:  # one process cannot run a sharded forward alone: a whole copy of the model
+            trainer.model = task[0].build_model(task[2], task[1]).to(trainer.device)
+            trainer.model.load_state_dict(consolidated)
+        try:
+            task_summary, task_sections = task[0].finish(trainer, task[1], task[2], run_dir)
+        finally:
+            trainer.model = sharded
         summary.update(task_summary)
     strategy.load_model_state(trainer.model, final_weights)  # the caller gets the model as training left it
     if final_loss is not None:

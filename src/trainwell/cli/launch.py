@@ -137,21 +137,22 @@ def start_workers(argv: list[str], nproc: int) -> None:
             signal.signal(signum, handler)
 
 
-def follow_launcher() -> None:
+def follow_launcher() -> bool:
     """In a worker of ``--nproc``: end this process with SIGTERM when its launcher dies, even by SIGKILL, which
     leaves torchrun's agent no chance to stop it (Linux: the kernel's parent-death signal; elsewhere a thread
     that watches the parent). A no-op in a process no launcher of trainwell's started; the variable is removed so
-    that the script's own child processes do not follow it."""
+    that the script's own child processes do not follow it. Returns whether a launcher of trainwell's started it."""
     import signal
 
     text = os.environ.pop(LAUNCHER_ENV, None)
     if not text or not text.isdigit():
-        return
+        return False
     launcher = int(text)
     if not (sys.platform.startswith("linux") and _parent_death_signal(signal.SIGTERM)):
         _watch_parent(launcher)
     if os.getppid() != launcher:  # it died before this process could follow it
         os.kill(os.getpid(), signal.SIGTERM)
+    return True
 
 
 def _parent_death_signal(signum: int) -> bool:
@@ -192,17 +193,39 @@ def _first_cause(error: Any) -> tuple[int, Any]:
     return rank, causes[rank]
 
 
+def _user_errors(error: Any) -> dict[str, list[int]]:
+    """The user errors (``TrainwellError`` and kin) the failed workers recorded: wording -> their ranks."""
+    said: dict[str, list[int]] = {}
+    for rank, failure in sorted(error.failures.items()):
+        message = failure.message
+        if not isinstance(message, dict):
+            continue
+        name, _, text = str(message.get("message", "")).partition(": ")  # "ConfigError: what, and the fix"
+        if name in _USER_ERRORS:
+            said.setdefault(text, []).append(rank)
+    return said
+
+
+_USER_ERRORS = ("UserErrorInWorker",)  # how a worker's error file names a user error
+
+
+class UserErrorInWorker(Exception):
+    """A worker's ``TrainwellError``, as its error file records it (one name, whatever the error's class)."""
+
+
 def _report_failure(error: Any) -> int:
     """The first failed worker's traceback (from torchrun's error file), printed once; exit code 2 when it was a
     user error that rank 0 has already explained in one paragraph."""
     rank, failure = _first_cause(error)
     message = failure.message
-    if failure.exitcode == 2:  # a user error: rank 0 has explained its own; another rank's is said here, briefly
-        zero = error.failures.get(0)
-        if rank != 0 and not (zero is not None and zero.exitcode == 2) and isinstance(message, dict):
-            name, _, text = str(message.get("message", "")).partition(": ")  # "ConfigError: what, and the fix"
-            print(f"trainwell: worker {rank}: {text if name.isidentifier() else message.get('message')}",
-                  file=sys.stderr)
+    said = _user_errors(error)
+    if said:  # user errors (exit code 2): each wording once, with the workers that met it
+        for text, ranks in said.items():
+            where = "every worker" if len(ranks) == len(error.failures) and len(ranks) > 1 else \
+                "worker " + ", ".join(map(str, ranks))
+            print(f"trainwell: error ({where}): {text}", file=sys.stderr)
+        return 2
+    if failure.exitcode == 2:
         return 2
     if isinstance(message, dict):
         name, _, text = str(message.get("message", "")).partition(": ")
@@ -257,16 +280,17 @@ def worker(args: argparse.Namespace, train: Callable[[argparse.Namespace], int])
     from trainwell._errors import TrainwellError
     from trainwell.engine import distributed
 
-    follow_launcher()
+    ours = follow_launcher()
     try:
         code = train(args)
     except TrainwellError as e:
-        if distributed.env_rank() == 0:
+        # A user error goes to the worker's error file. Under --nproc the launcher says it, once for the same words
+        # however many workers met it (all of them, for a mistake in the options); under a plain torchrun rank 0
+        # says its own, and torchrun shows another rank's file (one met there alone: its device, its files).
+        recorded = _record(UserErrorInWorker(str(e)))
+        if distributed.env_rank() == 0 and not (ours and recorded):
             raise
-        # Rank 0 explains a user error that every rank meets (the options are the same everywhere); one met by
-        # another rank alone (its device, its files) would otherwise end the group without a word: it goes to the
-        # error file, which the launcher reads when rank 0 did not fail with a user error of its own.
-        if not _record(e):
+        if not recorded:
             print(f"trainwell: worker {distributed.env_rank()}: {e}", file=sys.stderr)
         return e.exit_code
     except Exception as e:

@@ -58,6 +58,9 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accumulate", type=int, metavar="N",
                    help="compute each batch in N micro-batches of batch-size/N (same training, less memory)")
     p.add_argument("--compile", action="store_true", default=None, help="run the model through torch.compile")
+    p.add_argument("--strategy", choices=["auto", "ddp", "fsdp"],
+                   help="several processes: auto (DDP, the default) or fsdp (each process holds a shard of the "
+                        "model, for models bigger than one device; see docs/SCALE.md)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="several processes: how long an exchange between them may wait before the group stops "
                         "with an error naming the rank (default 300)")
@@ -90,7 +93,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed, "device": args.device, "out": args.out, "train.threads": getattr(args, "threads", None),
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
         "train.precision": args.precision, "train.accumulate": args.accumulate, "train.compile": args.compile,
-        "train.timeout": getattr(args, "timeout", None),
+        "train.timeout": getattr(args, "timeout", None), "train.strategy": getattr(args, "strategy", None),
         "train.early_stop.patience": getattr(args, "early_stop", None),
         "log.loggers": getattr(args, "logger", None), "log.mlflow_uri": getattr(args, "tracking_uri", None),
     }

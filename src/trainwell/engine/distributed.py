@@ -170,17 +170,32 @@ def facts() -> dict[str, Any]:
     return {"world_size": world, "nodes": max(world // max(local, 1), 1), "backend": backend}
 
 
-def strategy_for(device: torch.device, *, sync_bn: bool = False, timeout: float = DEFAULT_TIMEOUT_S) -> Strategy:
-    """``DDP`` when torchrun started several workers (``WORLD_SIZE`` > 1; the process group is joined here if it
-    is not yet), else ``SingleDevice``."""
+def strategy_for(device: torch.device, *, name: str = "auto", sync_bn: bool = False,
+                 timeout: float = DEFAULT_TIMEOUT_S, shard_min_share: float = 0.1) -> Strategy:
+    """The strategy ``name`` asks for (``train.strategy``): ``auto`` is DDP when torchrun started several workers
+    (``WORLD_SIZE`` > 1) and one process otherwise; ``ddp`` and ``fsdp`` need several (the process group is joined
+    here if it is not yet)."""
+    from trainwell._errors import ConfigError
     from trainwell.engine.strategy import DDP, SingleDevice
 
+    if name not in ("auto", "ddp", "fsdp"):
+        raise ConfigError(f"train.strategy={name!r} is not a strategy.", fix="use auto, ddp or fsdp")
     if not is_distributed():
+        if name != "auto":  # (said, not silent: e.g. a run of 2 processes resumed by 1)
+            import sys
+
+            print(f"trainwell: train.strategy={name} with one process: nothing to spread over processes, it trains "
+                  "as one process (the same optimization; checkpoints are the same ordinary files)", file=sys.stderr)
         return SingleDevice()
     if sync_bn and device.type != "cuda":
-        from trainwell._errors import ConfigError
-
         raise ConfigError(f"model.sync_bn=true needs CUDA devices (SyncBatchNorm has no {device.type} version).",
                           fix="set model.sync_bn=false (on CPU each process normalizes its own micro-batch)")
     init(device, timeout)
+    if name == "fsdp":
+        if sync_bn:
+            raise ConfigError("model.sync_bn=true goes with DDP; the fsdp strategy does not convert BatchNorm.",
+                              fix="use --strategy ddp, or set model.sync_bn=false")
+        from trainwell.engine.fsdp import FSDP
+
+        return FSDP(device, min_share=shard_min_share)
     return DDP(device, sync_bn=sync_bn)

@@ -46,6 +46,11 @@ class Ema(Callback):
                 avg.copy_(held)
 
     def on_fit_start(self, trainer: Trainer) -> None:
+        if trainer.strategy.shards_model:
+            from trainwell._errors import ConfigError
+
+            raise ConfigError("train.ema averages whole weights, which no process holds under the fsdp strategy.",
+                              fix="use --strategy ddp with train.ema, or leave train.ema unset")
         self._attach(trainer.model)
 
     def on_after_optimizer_step(self, trainer: Trainer) -> None:

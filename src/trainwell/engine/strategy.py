@@ -51,8 +51,11 @@ from trainwell.engine.distributed import exchange
 class Strategy:
     """The contract between the trainer and a way of running it (one process, DDP, FSDP)."""
 
+    name = "single"  # what summary.json and env.json record as ``strategy``
     world_size: int = 1
     rank: int = 0
+    lockstep_eval = False  # evaluation's forward calls must match across processes (stand-ins are computed)
+    shards_model = False  # no process holds the whole model: one process alone cannot run its forward
 
     @property
     def is_main(self) -> bool:
@@ -62,6 +65,10 @@ class Strategy:
     def wrap(self, model: nn.Module) -> nn.Module:
         """The module the forward pass goes through; its parameters are ``model``'s."""
         raise NotImplementedError
+
+    def rebind(self, optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
+        """After ``wrap``: point ``optimizer`` at the parameters the model now holds, where wrapping replaced them
+        (sharding does; DDP keeps them)."""
 
     def no_sync(self, module: nn.Module) -> AbstractContextManager[object]:
         """A context in which backward does not exchange gradients (micro-batches before a step's last)."""
@@ -182,11 +189,14 @@ class DDP(Strategy):
     BatchNorm layers into ``SyncBatchNorm`` (statistics over the whole global micro-batch, not each process's).
     """
 
+    name = "ddp"
+
     def __init__(self, device: torch.device, *, sync_bn: bool = False) -> None:
         import torch.distributed as dist
 
         if not dist.is_initialized():
-            raise RuntimeError("DDP needs the process group: call trainwell.engine.distributed.init(device) first")
+            raise RuntimeError(f"{type(self).__name__} needs the process group: call "
+                               "trainwell.engine.distributed.init(device) first")
         self.device = device
         self.world_size = dist.get_world_size()
         self.rank = dist.get_rank()

@@ -259,6 +259,7 @@ class Trainer:
         # The module the forward pass goes through: the strategy's wrapper, compiled if asked. Its parameters
         # are ``model``'s, whose state_dict keys stay plain (no ``_orig_mod.`` or ``module.`` prefix).
         self.forward_model = self.strategy.wrap(model)
+        self.strategy.rebind(optimizer, model)
         if compile:
             self.forward_model = torch.compile(self.forward_model)
         # What evaluation runs through is the strategy's choice (DDP: the plain module, see DDP.eval_module).
@@ -268,6 +269,19 @@ class Trainer:
         # averaged over processes by the strategy, once per step.
         self._loss_params = [p for p in loss_fn.parameters() if p.requires_grad] \
             if isinstance(loss_fn, nn.Module) and self.strategy.world_size > 1 else []
+        if self.strategy.shards_model and (self.precision.name != "32" or compile):
+            from trainwell._errors import ConfigError
+
+            raise ConfigError(f"The fsdp strategy trains in float32 without torch.compile for now (asked: precision "
+                              f"{self.precision.name}{', compile' if compile else ''}).",
+                              fix="use --strategy ddp for mixed precision or compile, or --precision 32 without "
+                                  "--compile")
+        if self._loss_params and self.strategy.shards_model:
+            from trainwell._errors import ConfigError
+
+            raise ConfigError("The loss has parameters of its own (class centres, task weights); the fsdp strategy "
+                              "shards the model only and cannot keep them in its checkpoints yet.",
+                              fix="use --strategy ddp for this loss")
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
@@ -387,7 +401,11 @@ class Trainer:
         with torch.inference_mode():
             for planned, batch in _micro_batches(loader):
                 if planned is not None and not planned.live:
-                    continue  # a stand-in that only keeps processes in step while training
+                    if self.strategy.lockstep_eval:  # a sharded forward gathers with every process: join in
+                        x, _ = to_device(_split_batch(batch), self.device, self.non_blocking)
+                        with self.precision.autocast():
+                            self._call_model(self.eval_model, x)
+                    continue  # a stand-in that only keeps processes in step
                 x, y = to_device(_split_batch(batch), self.device, self.non_blocking)
                 if self.eval_transform is not None:
                     x = self.eval_transform(x, None)
