@@ -42,7 +42,8 @@ class Sweep:
 
 
 SWEEPS = (
-    Sweep("lr-too-high", "lr_high.py", "Adam lr = 1e-3 x", (1, 3, 10, 30, 100, 1000), (1, 30, 1000)),
+    # (quick points: x30 trains well on some CPUs, acc 0.95: the test's clearly harmful point is x100)
+    Sweep("lr-too-high", "lr_high.py", "Adam lr = 1e-3 x", (1, 3, 10, 30, 100, 1000), (1, 100, 1000)),
     Sweep("lr-too-low", "lr_low.py", "Adam lr = 1e-3 /", (1, 3, 10, 30, 100, 1e3, 1e5), (1, 10, 1e5)),
     Sweep("unnormalized-input", "unnormalized.py", "pixels in [0, x]", (1, 4, 16, 64, 255, 1000), (1, 255)),
     Sweep("dead-relu", "dead_relu.py", "hidden biases start at -x", (0, 0.5, 1, 2, 3, 5), (0, 5)),

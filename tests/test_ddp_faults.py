@@ -281,3 +281,22 @@ def test_a_killed_rank_without_restarts_stops_the_group_and_the_folder_resumes(t
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     gap = _gap(_weights(tmp_path / "straight"), _weights(tmp_path / "run"))
     assert gap <= 1e-6, f"max weight difference {gap:.3g}"
+
+
+def test_a_worker_leaves_after_its_clean_up_and_before_the_interpreters_teardown(tmp_path: Path) -> None:
+    """distributed.leave (how a worker of trainwell's ends): the atexit handlers run and what was printed is kept,
+    then the process ends with the code given, without the teardown in which gloo's threads can abort it."""
+    import subprocess
+
+    script = tmp_path / "leave.py"
+    script.write_text(textwrap.dedent(f'''
+        import atexit, sys
+        from trainwell.engine import distributed
+        atexit.register(lambda: open({str(tmp_path / "cleaned")!r}, "w").write("yes"))
+        print("printed before leaving", end="")  # no newline: still in the buffer
+        distributed.leave(3)
+        print("never")
+    '''))
+    done = subprocess.run([sys.executable, str(script)], env=_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3 and done.stdout == "printed before leaving", (done.stdout, done.stderr)
+    assert (tmp_path / "cleaned").read_text() == "yes"

@@ -17,6 +17,11 @@ HERE = Path(__file__).parent / "doctor_heldout"
 sys.path.insert(0, str(HERE))
 from evaluate import RECORDED, run_one  # noqa: E402
 
+# Scripts whose own training goes another way on another CPU (float summation order in a chaotic run), and the
+# other verdict that is then right: the raw regression targets' first SGD updates kill the second layer's ReLUs on
+# one machine and blow the weights up to inf first on another (the script prints "train mse nan" there); both
+# verdicts were recorded where it was recorded, and lr-too-high names the unscaled targets as the cause.
+EITHER = {"buggy/regression_raw_target_kills_relus.py": {"lr-too-high"}}
 SAMPLE_EVERY = 10  # every 10th script of the sorted set: 11 of them, a few seconds each
 
 
@@ -43,6 +48,7 @@ def test_the_sample_keeps_its_recorded_verdict(name: str, tmp_path: Path) -> Non
     found = {i for i, _ in result["findings"]}
     loud = {i for i, severity in result["findings"] if severity in ("warning", "error")}
     if name.startswith("buggy/"):
-        assert was["expect"] in found, f"{name}: the doctor no longer finds {was['expect']} (found {sorted(found)})"
+        right = {was["expect"], *EITHER.get(name, ())}
+        assert right & found, f"{name}: the doctor no longer finds {was['expect']} (found {sorted(found)})"
     else:
         assert not loud, f"{name}: a healthy script now gets {sorted(loud)}"

@@ -55,18 +55,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from trainwell.engine.run_lock import release_all
 
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
     except (TrainwellError, OSError) as e:
         error = e if isinstance(e, TrainwellError) else write_failure("", e)  # a full disk is no bug either
         if error is None or args.debug:
             raise
         print(f"trainwell: error: {error}", file=sys.stderr)
-        return error.exit_code
+        code = error.exit_code
     except KeyboardInterrupt:
         print("trainwell: interrupted.", file=sys.stderr)
-        return 130
+        code = 130
     finally:
         release_all()  # the run folders this command locked (a kill -9 leaves a lock the next run takes over)
+    distributed = sys.modules.get("trainwell.engine.distributed")
+    if distributed is not None and distributed.joined_here:
+        distributed.leave(code)  # a torchrun worker: ends here, before the interpreter's teardown
+    return code
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import torch
 
@@ -47,6 +47,7 @@ def device_for(requested: torch.device) -> torch.device:
 
 DEFAULT_TIMEOUT_S = 300.0  # train.timeout's default
 _timeout_s = DEFAULT_TIMEOUT_S  # the process group's, once joined here
+joined_here = False  # this process joined a process group through ``init`` (a worker of trainwell's)
 
 
 def init(device: torch.device, timeout: float = DEFAULT_TIMEOUT_S) -> None:
@@ -56,10 +57,10 @@ def init(device: torch.device, timeout: float = DEFAULT_TIMEOUT_S) -> None:
 
     import torch.distributed as dist
 
-    global _timeout_s
+    global _timeout_s, joined_here
     if not is_distributed() or dist.is_initialized():
         return
-    _timeout_s = timeout
+    _timeout_s, joined_here = timeout, True
     dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
                             device_id=device if device.type == "cuda" else None,
                             timeout=datetime.timedelta(seconds=timeout))
@@ -96,6 +97,27 @@ def close() -> None:
 
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+
+
+def leave(code: int) -> NoReturn:
+    """End a worker process with ``code`` once its work and Python's own clean-up are done: the atexit handlers
+    run and the streams are flushed, then the process ends without the interpreter's teardown. There, gloo's C++
+    threads, which outlive ``destroy_process_group`` while the C++ side (DDP's reducer) still holds the group,
+    can abort the process ("terminate called without an active exception", SIGABRT) after a run that succeeded,
+    turning its exit code into -6 (pytorch/pytorch#179291 describes the teardown)."""
+    import atexit
+    import sys
+
+    close()
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
 
 
 def active() -> bool:

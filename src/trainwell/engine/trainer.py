@@ -19,10 +19,10 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any
 
 import torch
 from torch import nn
@@ -35,6 +35,8 @@ from trainwell.engine.accumulate import group_steps, micro_weights, steps_per_ep
 from trainwell.engine.distributed import exchange
 from trainwell.engine import early_stop as _early_stop
 from trainwell.engine.callbacks import Callback
+from trainwell.engine.interrupt import catch_ctrl_c
+from trainwell.engine.metrics import Accuracy, Metric, combine, hit_rates
 from trainwell.engine.monitor import check_mode, direction, monitored_value
 from trainwell.engine.precision import Precision, precision_plugin
 from trainwell.engine.seed import EpochDraws, SampleDraws, get_rng_state, seed_rank_stream, set_rng_state
@@ -73,95 +75,6 @@ def _split_batch(batch: Any) -> tuple[Any, Any]:
         return batch["x"], batch["y"]
     raise TypeError("Each batch must be (inputs, targets) or a dict with 'x' and 'y'; "
                     f"got {type(batch).__name__}. Make your Dataset return (x, y) pairs.")
-
-
-class Metric(Protocol):
-    """Accumulates model outputs over an evaluation pass; ``compute`` gives named values.
-
-    ``direction(name)`` says, for a name ``compute`` returns, whether higher (``"max"``) or lower
-    (``"min"``) is better, or ``None`` when it has no direction; a metric without the method declares
-    none, and monitoring one of its values then needs an explicit mode. Under several processes each one sees
-    its share of the split, and ``combine(strategy)`` (called before ``compute``) makes it hold everyone's.
-    """
-
-    def update(self, output: Any, target: Any) -> None: ...
-
-    def compute(self) -> dict[str, float]: ...
-
-    def direction(self, name: str) -> Literal["min", "max"] | None: ...
-
-
-class Accuracy:
-    """Top-1 accuracy for class-index targets; reports nothing where accuracy does not apply.
-
-    With several heads (outputs and targets both tuples/lists of the same length, or dicts with
-    the same keys) each classification head gets ``accuracy_<name>``: the dict key, else
-    ``names[i]`` (a multi-task loss's task names), else the head's index.
-    """
-
-    def __init__(self, names: Sequence[str] | None = None) -> None:
-        self.correct: torch.Tensor | int = 0  # a device tensor once counting starts: read once, in compute
-        self.n, self.applies = 0, True
-        self.names = list(names) if names else None
-        self.heads: dict[str, Accuracy] = {}
-
-    def update(self, output: Any, target: Any) -> None:
-        heads = _heads(output, target, self.names)
-        if heads is not None:
-            for name, (out, y) in heads.items():
-                self.heads.setdefault(name, Accuracy()).update(out, y)
-            return
-        if _is_class_target(output, target):
-            self.correct = self.correct + (output.argmax(dim=1) == target).sum()
-            self.n += int(target.shape[0])
-        else:
-            self.applies = False
-
-    def compute(self) -> dict[str, float]:
-        if self.heads:
-            return {f"accuracy_{name}": value
-                    for name, head in self.heads.items() for value in head.compute().values()}
-        return {"accuracy": int(self.correct) / self.n} if self.applies and self.n else {}
-
-    def combine(self, strategy: Strategy) -> None:
-        """Sum the counts of every process (one exchange per evaluation; a process may have seen no batch)."""
-        mine = {name: (int(h.correct), h.n, h.applies) for name, h in self.heads.items()}
-        everyone = strategy.gather(((int(self.correct), self.n, self.applies), mine))
-        self.correct, self.n = sum(own[0] for own, _ in everyone), sum(own[1] for own, _ in everyone)
-        self.applies = all(own[2] for own, _ in everyone)
-        for name in sorted({name for _, heads in everyone for name in heads}):
-            counts = [heads[name] for _, heads in everyone if name in heads]
-            head = self.heads.setdefault(name, Accuracy())
-            head.correct, head.n = sum(c[0] for c in counts), sum(c[1] for c in counts)
-            head.applies = all(c[2] for c in counts)
-
-    def direction(self, name: str) -> Literal["min", "max"] | None:
-        return "max" if name == "accuracy" or name.startswith("accuracy_") else None
-
-
-def _is_class_target(output: Any, target: Any) -> bool:
-    """Logits (N, C) and class indices (N,): where top-1 accuracy applies."""
-    return (isinstance(output, torch.Tensor) and isinstance(target, torch.Tensor) and output.ndim == 2
-            and target.ndim == 1 and not target.is_floating_point() and output.shape[0] == target.shape[0])
-
-
-def _heads(output: Any, target: Any, names: list[str] | None) -> dict[str, tuple[Any, Any]] | None:
-    """Pair up the heads of a multi-output model with their targets; None for a single output."""
-    if isinstance(output, Mapping) and isinstance(target, Mapping) and output.keys() == target.keys():
-        return {str(k): (output[k], target[k]) for k in output}
-    if isinstance(output, (tuple, list)) and isinstance(target, (tuple, list)) and len(output) == len(target) > 1:
-        keys = names if names and len(names) == len(output) else [str(i) for i in range(len(output))]
-        return {k: (o, t) for k, o, t in zip(keys, output, target)}
-    return None
-
-
-def _hit_rates(output: Any, target: Any, names: list[str] | None) -> dict[str, torch.Tensor]:
-    """A training micro-batch's share of top-1 hits per accuracy name, on the device (nothing where
-    accuracy does not apply, as :class:`Accuracy` decides)."""
-    heads = _heads(output, target, names)
-    pairs = {"accuracy": (output, target)} if heads is None else {f"accuracy_{k}": v for k, v in heads.items()}
-    return {name: (out.detach().argmax(dim=1) == y).float().mean() for name, (out, y) in pairs.items()
-            if _is_class_target(out, y)}
 
 
 def split_loss(value: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -310,7 +223,7 @@ class Trainer:
         started: list[Callback] = []
         self._hooks = {}
         self._grad_hooks = bool(self._methods("on_before_optimizer_step"))
-        restore = self._catch_ctrl_c()
+        restore = catch_ctrl_c(self)
         if not self._own_stream:  # (a resumed run's streams came from its checkpoint)
             seed_rank_stream(self.seed, self.strategy.rank)
             self._own_stream = True
@@ -346,29 +259,6 @@ class Trainer:
         finally:
             restore()
         return self.state
-
-    def _catch_ctrl_c(self) -> Callable[[], None]:
-        """Turn the first Ctrl-C into a stop at the next step boundary; returns what puts the handler back.
-        Only where Python's own handler is in place, in the main thread of a single process (several
-        processes would stop at different steps)."""
-        import signal
-        import sys
-        import threading
-
-        self._interrupted = False
-        if self.strategy.world_size > 1 or threading.current_thread() is not threading.main_thread() \
-                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            return lambda: None
-
-        def pressed(signum: int, frame: Any) -> None:
-            if self._interrupted:
-                raise KeyboardInterrupt
-            self._interrupted = True
-            print("\ntrainwell: Ctrl-C: stopping after this step and saving it (press Ctrl-C again to quit at once)",
-                  file=sys.stderr)
-
-        signal.signal(signal.SIGINT, pressed)
-        return lambda: signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def sync(self) -> None:
         """Read the losses of the steps since the last read (one wait for the device) into ``state``,
@@ -428,7 +318,7 @@ class Trainer:
         n = int(sums.pop(_SAMPLES))
         metrics = {name: value / max(n, 1) for name, value in sums.items()} or {"loss": 0.0}
         if self.strategy.world_size > 1:
-            _combine(metric, self.strategy)
+            combine(metric, self.strategy)
         metrics.update(metric.compute())
         return metrics
 
@@ -568,7 +458,7 @@ class Trainer:
                 share = None if shares is None else shares[i]
                 self.precision.backward(loss, share if share is None or factor == 1 else share * factor)
             loss, parts = loss.detach(), {k: v.detach() for k, v in parts.items()}
-            hits = _hit_rates(out, y, self._head_names) if self._train_hits else {}
+            hits = hit_rates(out, y, self._head_names) if self._train_hits else {}
             if share is not None:  # the step's loss: its micro-batches' mean losses weighted by their shares
                 loss, parts = loss * share, {k: v * share for k, v in parts.items()}
                 hits = {k: v * share for k, v in hits.items()}
@@ -643,17 +533,6 @@ def _clean_up(trainer: Trainer, started: list[Callback], error: BaseException) -
             cb.on_exception(trainer, error)
         except BaseException as failed:  # noqa: BLE001 - the original error is the one to raise
             error.add_note(f"{type(cb).__name__}.on_exception failed as well: {type(failed).__name__}: {failed}")
-
-
-def _combine(metric: Metric, strategy: Strategy) -> None:
-    """Make ``metric`` hold every process's counts (its ``combine(strategy)``); a metric without one cannot be
-    computed over several processes' shares of a split, which is an error rather than a per-process figure."""
-    combine = getattr(metric, "combine", None)
-    if combine is None:
-        raise TypeError(f"The metric {type(metric).__name__} has no combine(strategy) method, so it cannot add up "
-                        "the shares of the evaluation data that several processes computed. Give it one (sum its "
-                        "counts with strategy.reduce_floats, or collect its outputs with strategy.gather).")
-    combine(strategy)
 
 
 def _micro_batches(loader: Iterable[Any]) -> Iterator[tuple[MicroBatch | None, Any]]:
