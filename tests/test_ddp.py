@@ -289,8 +289,10 @@ def test_a_killed_worker_restarts_the_group_from_the_last_checkpoint(tmp_path: P
                     _env(PYTHONPATH=str(tmp_path), TW_KILL_AT="30", TORCH_DISABLE_SHARE_RDZV_TCP_STORE="1"), tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     # The agent names the first failure it sees: rank 1's SIGKILL, or, when it looks a moment later, rank 0
-    # stopped by its own SIGTERM (a race inside torchrun); either way the group came back from the checkpoint.
-    assert re.search(r"exitcode: -(9|15)\b", done.stdout) and "Resuming" in done.stdout, done.stdout[-3000:]
+    # stopped by its own SIGTERM, or rank 0 ending with its ExchangeError for the peer that went away (races inside
+    # torchrun); either way the group came back from the checkpoint.
+    named = re.search(r"exitcode: -(9|15)\b|exitcode: 1\) local_rank: 0\b", done.stdout)
+    assert named and "Resuming" in done.stdout, done.stdout[-3000:]
     gap = _gap(_weights(tmp_path / "single"), _weights(tmp_path / "run"))
     assert gap <= 1e-4, f"max weight difference {gap:.3g}"
     steps = [int(line.split(",")[0]) for line in (tmp_path / "run" / "steps.csv").read_text().splitlines()[1:]]
@@ -371,6 +373,11 @@ if __name__ == "__main__":
     model, loss, result = run(sys.argv[1], int(sys.argv[3]))
     torch.save({"model": model.state_dict(), "loss": loss.state_dict(), "history": result.history},
                f"{sys.argv[2]}.{os.environ.get('RANK', '0')}")
+    # A process that used DDP over gloo can abort in the interpreter's teardown after its work is done (gloo's
+    # threads outlive destroy_process_group: docs/SCALE.md); end as trainwell's own workers do.
+    from trainwell.engine.distributed import leave
+
+    leave(0)
 '''
 
 
@@ -472,7 +479,8 @@ class _Recording(SingleDevice):
         self.asked.append("optimizer_state")
         return super().optimizer_state(model, optimizer)
 
-    def load_optimizer_state(self, model: nn.Module, optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> None:
+    def load_optimizer_state(self, model: nn.Module, optimizer: torch.optim.Optimizer,
+                             state: dict[str, Any]) -> None:
         self.asked.append("load_optimizer_state")
         super().load_optimizer_state(model, optimizer, state)
 

@@ -48,6 +48,11 @@ if __name__ == "__main__":
     torch.save({"model": model.state_dict() if not result.summary.get("strategy") == "fsdp" else {},
                 "history": result.history, "strategy": result.summary.get("strategy")},
                f"{sys.argv[2]}.{os.environ['RANK']}")
+    # A process that used DDP over gloo can abort in the interpreter's teardown after its work is done (gloo's
+    # threads outlive destroy_process_group: docs/SCALE.md); end as trainwell's own workers do.
+    from trainwell.engine.distributed import leave
+
+    leave(0)
 '''
 
 
@@ -146,6 +151,11 @@ try:
 except ValueError:
     pass
 print(f"rank {os.environ['RANK']}: process group still open: {dist.is_initialized()}")
+# A process that used DDP over gloo can abort in the interpreter's teardown after its work is done (gloo's
+# threads outlive destroy_process_group: docs/SCALE.md); end as trainwell's own workers do.
+from trainwell.engine.distributed import leave
+
+leave(0)
 '''
 
 
@@ -195,6 +205,11 @@ torch.manual_seed(0)
 model = Masks()
 trainwell.fit(model, data, epochs=1, batch_size=16, progress="none", threads=1, doctor=False)
 torch.save(model.masks, f"{sys.argv[1]}.{os.environ['RANK']}")
+# A process that used DDP over gloo can abort in the interpreter's teardown after its work is done (gloo's
+# threads outlive destroy_process_group: docs/SCALE.md); end as trainwell's own workers do.
+from trainwell.engine.distributed import leave
+
+leave(0)
 '''
 
 
@@ -273,10 +288,13 @@ def test_a_killed_rank_without_restarts_stops_the_group_and_the_folder_resumes(t
     assert straight.returncode == 0, straight.stdout[-3000:]
     killed = _train([*args, "--out", "run"], tmp_path, PYTHONPATH=str(tmp_path), TW_DROPOUT="1", TW_KILL_AT="30")
     assert killed.returncode != 0, killed.stdout[-3000:]
-    assert "worker 1 failed" in killed.stdout and "trainwell train --resume" in killed.stdout, killed.stdout[-3000:]
+    # Which worker the launcher names is a race: rank 1's SIGKILL, or rank 0 stopping first on the exchange that
+    # rank 1 left (then it says that another process stopped).
+    said = "worker 1 failed" in killed.stdout or "another process stopped" in killed.stdout
+    assert said and "trainwell train --resume" in killed.stdout, killed.stdout[-3000:]
     assert (tmp_path / "run" / "checkpoints" / "last.pt").is_file()
     hint = killed.stdout.split("continue it with:\n", 1)[1].splitlines()[0].split()  # the command it gives, as is
-    assert hint[:4] == ["trainwell", "train", "--resume", "run"] and hint[4:] == ["--nproc", "2", "--model", "faulty:Net"]
+    assert hint == ["trainwell", "train", "--resume", "run", "--nproc", "2", "--model", "faulty:Net"]
     resumed = _train([*hint[2:], "--no-progress"], tmp_path, PYTHONPATH=str(tmp_path), TW_DROPOUT="1")
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     gap = _gap(_weights(tmp_path / "straight"), _weights(tmp_path / "run"))

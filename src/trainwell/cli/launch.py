@@ -187,10 +187,19 @@ def _first_cause(error: Any) -> tuple[int, Any]:
     import signal
 
     causes = {rank: f for rank, f in error.failures.items() if f.exitcode != -signal.SIGTERM}
+    # A worker whose exchange failed because its partner went away (ExchangeError) shows a symptom: the worker
+    # that went away is the cause (a SIGKILL writes no error file), whichever error file was stamped first.
+    own = {rank: f for rank, f in causes.items() if not _exchange_error(f)}
+    causes = own or causes
     if not causes:
         return error.get_first_failure()
     rank = min(causes, key=lambda r: causes[r].timestamp)
     return rank, causes[rank]
+
+
+def _exchange_error(failure: Any) -> bool:
+    message = failure.message
+    return isinstance(message, dict) and str(message.get("message", "")).startswith("ExchangeError: ")
 
 
 def _user_errors(error: Any) -> dict[str, list[int]]:

@@ -82,13 +82,17 @@ def exchange(what: str) -> Iterator[None]:
     try:
         yield
     except RuntimeError as e:
-        if isinstance(e, ExchangeError) or not _PARTNER_GONE.search(str(e)):
+        text = str(e)
+        if isinstance(e, ExchangeError) or not _PARTNER_GONE.search(text):
             raise
+        backend = text.strip()[:300]
+        if re.search(r"by peer|broken pipe", text, re.IGNORECASE):
+            raise ExchangeError(f"rank {env_rank()}: the exchange of {what} failed: another process stopped (its own "
+                                f"error says why). Backend: {backend}") from e
         raise ExchangeError(
             f"rank {env_rank()}: the exchange of {what} with the other processes did not complete within "
             f"{_timeout_s:g} s: another process stopped (then its own error says why), or it is still busy with "
-            f"something that takes longer (then raise train.timeout / --timeout). Backend: {str(e).strip()[:300]}"
-        ) from e
+            f"something that takes longer (then raise train.timeout / --timeout). Backend: {backend}") from e
 
 
 def close() -> None:
