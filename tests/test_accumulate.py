@@ -195,3 +195,25 @@ def test_the_config_rejects_an_accumulate_that_does_not_divide_the_batch(tmp_pat
     assert resolve(sets=["train.batch_size=64", "train.accumulate=4"]).train.accumulate == 4
     with pytest.raises(ConfigError, match="accumulate"):
         resolve(sets=["train.batch_size=64", "train.accumulate=3"])
+
+
+def test_a_functional_cross_entropy_with_its_options_bound_counts_targets_too() -> None:
+    """``loss=functools.partial(F.cross_entropy, ignore_index=-100)`` (a common way to pass options): its mean is
+    over the counted tokens, so the micro-batches are weighted by counted tokens, as for the module (they were
+    weighted by samples, and the gradient was not the global batch's)."""
+    import functools
+
+    g = torch.Generator().manual_seed(1)
+    n, t = 22, 9
+    tokens = torch.randint(1, 20, (n, t), generator=g)
+    labels = torch.randint(0, 4, (n, t), generator=g)
+    lengths = torch.randint(1, t + 1, (n,), generator=g)
+    labels[torch.arange(t)[None, :] >= lengths[:, None]] = -100
+    data = _Pairs(tokens, labels)
+    torch.manual_seed(0)
+    model = _Tagger()
+    loss_fn = functools.partial(nn.functional.cross_entropy, ignore_index=-100)
+    steps, batches = _accumulated_grads(model, loss_fn, data, batch=8, accumulate=4)
+    for got, indices in zip(steps, batches):
+        want = _direct_grads(model, loss_fn, data, indices)
+        assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-5) for a, b in zip(got, want))

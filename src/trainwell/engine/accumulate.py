@@ -6,8 +6,9 @@ global batch. A mean loss over a micro-batch is therefore weighted by the micro-
 global batch's mean divides by, counted before any of the step is computed:
 
 - its samples, for losses that average over samples;
-- its counted targets, for cross-entropy / NLL on class indices (targets equal to ``ignore_index`` are not
-  counted; with class weights each target counts its class's weight), so per-token losses over padded
+- its counted targets, for cross-entropy / NLL on class indices, as modules or as ``functools.partial`` of
+  ``F.cross_entropy`` / ``F.nll_loss`` (targets equal to ``ignore_index`` are not counted; with class weights each
+  target counts its class's weight), so per-token losses over padded
   sequences average over the real tokens of the whole global batch, not over micro-batches;
 - its target elements, for element-wise losses (MSE, L1, Huber, BCE) averaged over elements.
 
@@ -16,6 +17,7 @@ The last, smaller global batch of an epoch is weighted by its own size in the sa
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -71,11 +73,25 @@ def group_steps(micro_batches: Iterator[tuple[MicroBatch | None, Any]],
         yield group
 
 
+def _class_loss(loss_fn: Any) -> tuple[int, torch.Tensor | None, str] | None:
+    """(ignore_index, weight, reduction) of a cross-entropy / NLL loss: the module, or ``F.cross_entropy`` /
+    ``F.nll_loss`` with its options bound by ``functools.partial``; None for any other loss (or a partial that
+    binds arguments by position: what they mean is not read)."""
+    if isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss)):
+        return loss_fn.ignore_index, loss_fn.weight, loss_fn.reduction
+    if isinstance(loss_fn, functools.partial) and not loss_fn.args \
+            and loss_fn.func in (nn.functional.cross_entropy, nn.functional.nll_loss):
+        options = loss_fn.keywords
+        return int(options.get("ignore_index", -100)), options.get("weight"), str(options.get("reduction", "mean"))
+    return None
+
+
 def _counted_by(loss_fn: Any, target: Any) -> str:
     """What ``loss_fn``'s mean over ``target`` divides by: ``"targets"``, ``"elements"`` or ``"samples"`` (from the
     loss and the target's type alone, so every process decides alike)."""
-    if isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss)) and loss_fn.reduction == "mean" \
-            and isinstance(target, torch.Tensor) and not target.is_floating_point():
+    settings = _class_loss(loss_fn)
+    if settings is not None and settings[2] == "mean" and isinstance(target, torch.Tensor) \
+            and not target.is_floating_point():
         return "targets"
     if isinstance(loss_fn, _ELEMENTWISE) and loss_fn.reduction == "mean" and isinstance(target, torch.Tensor):
         return "elements"
@@ -87,12 +103,12 @@ def target_count(loss_fn: Any, target: Any) -> int | torch.Tensor:
     it depends on the targets' values, so counting never waits for the device."""
     kind = _counted_by(loss_fn, target)
     if kind == "targets":
-        counted = target != loss_fn.ignore_index
-        if loss_fn.weight is None:
+        ignore_index, weight, _ = _class_loss(loss_fn)  # type: ignore[misc]
+        counted = target != ignore_index
+        if weight is None:
             return counted.sum()
         # An ignored target (255, -100) indexes no class: it looks up class 0 and is multiplied by 0.
-        weight = _weight_on(loss_fn.weight, target.device)
-        return (weight[torch.where(counted, target, 0)] * counted).sum()
+        return (_weight_on(weight, target.device)[torch.where(counted, target, 0)] * counted).sum()
     if kind == "elements":
         return int(target.numel())
     return batch_size(target)
