@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trainwell._errors import ConfigError
 from trainwell._registry import did_you_mean
+from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, StrategyName
 
 
 # Upper bounds for whole numbers: far above any real use, low enough that no value overflows the C integers
@@ -184,11 +185,11 @@ class TrainConfig(_Section):
     compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
     # Several processes: the seconds any exchange between them may wait for the others (gloo's and NCCL's own
     # defaults are 30 and 10 minutes); past it the group stops with an error naming the rank and the exchange.
-    timeout: float = Field(300.0, gt=0, le=86_400)
+    timeout: float = Field(EXCHANGE_TIMEOUT_S, gt=0, le=86_400)
     # auto: DDP with several processes; fsdp: each process holds a shard of the model (docs/SCALE.md), sharding
     # every block that holds at least shard_min_share of the parameters, then the model
-    strategy: Literal["auto", "ddp", "fsdp"] = "auto"
-    shard_min_share: float = Field(0.1, gt=0, le=1)
+    strategy: StrategyName = "auto"
+    shard_min_share: float = Field(SHARD_MIN_SHARE, gt=0, le=1)
 
     @field_validator("precision", mode="before")
     @classmethod

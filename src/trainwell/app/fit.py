@@ -14,6 +14,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, IterableDataset
 
 from trainwell._errors import TrainwellError
+from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, StrategyName
 from trainwell.data.loading import EpochLoader
 from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.accumulate import steps_per_epoch as optimizer_steps
@@ -91,8 +92,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         steps_per_epoch: int | None = None, threads: int | None = None,
         precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
         compile: bool = False, early_stop: Any = None, loggers: Sequence[Literal["mlflow"]] = (),
-        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell", timeout: float = 300.0,
-        strategy: Literal["auto", "ddp", "fsdp"] = "auto", shard_min_share: float = 0.1) -> FitResult:
+        mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell", timeout: float = EXCHANGE_TIMEOUT_S,
+        strategy: StrategyName = "auto", shard_min_share: float = SHARD_MIN_SHARE) -> FitResult:
     """Train ``model`` on ``train_data`` the way the guide says: train/eval modes, zeroed gradients,
     validation every epoch under ``inference_mode``, a progress bar with the smoothed loss.
 

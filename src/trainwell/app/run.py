@@ -265,6 +265,7 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
         for name, value in metrics.items():
             summary[f"test_{name}"] = value
     task_sections: list[tuple[str, str]] = []
+    # (Gathering a sharded model's weights is an exchange: every process takes part, rank 0 receives them.)
     consolidated = strategy.model_state(trainer.model) if task is not None and strategy.shards_model else None
     if task is not None and main:  # the task's own figures come from whole splits, computed by rank 0 alone,
         # after the last exchange: the other processes do not wait for it (they end here)

@@ -197,55 +197,57 @@ def _first_cause(error: Any) -> tuple[int, Any]:
     return rank, causes[rank]
 
 
-def _exchange_error(failure: Any) -> bool:
+def _recorded(failure: Any) -> tuple[str, str]:
+    """(the error's class name, its message) from a failed worker's error file; ("", "") without one."""
     message = failure.message
-    return isinstance(message, dict) and str(message.get("message", "")).startswith("ExchangeError: ")
+    if not isinstance(message, dict):
+        return "", ""
+    name, _, text = str(message.get("message", "")).partition(": ")  # "ExchangeError: rank 0: the exchange of ..."
+    return name, text
 
 
-def _user_errors(error: Any) -> dict[str, list[int]]:
-    """The user errors (``TrainwellError`` and kin) the failed workers recorded: wording -> their ranks."""
-    said: dict[str, list[int]] = {}
-    for rank, failure in sorted(error.failures.items()):
-        message = failure.message
-        if not isinstance(message, dict):
-            continue
-        name, _, text = str(message.get("message", "")).partition(": ")  # "ConfigError: what, and the fix"
-        if name in _USER_ERRORS:
-            said.setdefault(text, []).append(rank)
-    return said
-
-
-_USER_ERRORS = ("UserErrorInWorker",)  # how a worker's error file names a user error
+def _exchange_error(failure: Any) -> bool:
+    return _recorded(failure)[0] == "ExchangeError"
 
 
 class UserErrorInWorker(Exception):
     """A worker's ``TrainwellError``, as its error file records it (one name, whatever the error's class)."""
 
 
+def _user_errors(error: Any) -> dict[str, list[int]]:
+    """The user errors the failed workers recorded: wording -> the ranks that met it."""
+    said: dict[str, list[int]] = {}
+    for rank, failure in sorted(error.failures.items()):
+        name, text = _recorded(failure)
+        if name == UserErrorInWorker.__name__:
+            said.setdefault(text, []).append(rank)
+    return said
+
+
 def _report_failure(error: Any) -> int:
-    """The first failed worker's traceback (from torchrun's error file), printed once; exit code 2 when it was a
-    user error that rank 0 has already explained in one paragraph."""
-    rank, failure = _first_cause(error)
-    message = failure.message
+    """Say why the group failed, once; the exit code. User errors (2): each wording once with the workers that met
+    it. An exchange that failed: its message alone (rank, exchange, setting). Anything else: the first failed
+    worker's traceback from its error file."""
     said = _user_errors(error)
-    if said:  # user errors (exit code 2): each wording once, with the workers that met it
+    if said:
         for text, ranks in said.items():
             where = "every worker" if len(ranks) == len(error.failures) and len(ranks) > 1 else \
                 "worker " + ", ".join(map(str, ranks))
             print(f"trainwell: error ({where}): {text}", file=sys.stderr)
         return 2
-    if failure.exitcode == 2:
+    rank, failure = _first_cause(error)
+    name, text = _recorded(failure)
+    if failure.exitcode == 2 and not name:  # (every user error is recorded: this one printed its own words)
+        print(f"trainwell: worker {rank} stopped with exit code 2 (see its message above)", file=sys.stderr)
         return 2
+    if name == "ExchangeError":
+        print(f"trainwell: worker {rank} stopped: {text}", file=sys.stderr)
+        return 1
+    message = failure.message
     if isinstance(message, dict):
-        name, _, text = str(message.get("message", "")).partition(": ")
-        if name == "ExchangeError":  # the message says it all (rank, exchange, setting): no traceback
-            print(f"trainwell: worker {rank} stopped: {text}", file=sys.stderr)
-            return 1
-        info = message.get("extraInfo", {})
-        message = info.get("py_callstack") or message.get("message")
+        message = message.get("extraInfo", {}).get("py_callstack") or message.get("message")
     print(f"trainwell: worker {rank} failed (exit code {failure.exitcode}):\n{str(message).rstrip()}", file=sys.stderr)
     return 1
-
 
 
 def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tuple[Any, Path, bool, bool] | None:

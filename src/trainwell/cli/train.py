@@ -58,12 +58,14 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accumulate", type=int, metavar="N",
                    help="compute each batch in N micro-batches of batch-size/N (same training, less memory)")
     p.add_argument("--compile", action="store_true", default=None, help="run the model through torch.compile")
-    p.add_argument("--strategy", choices=["auto", "ddp", "fsdp"],
+    from trainwell._spread import EXCHANGE_TIMEOUT_S, STRATEGIES
+
+    p.add_argument("--strategy", choices=STRATEGIES,
                    help="several processes: auto (DDP, the default) or fsdp (each process holds a shard of the "
                         "model, for models bigger than one device; see docs/SCALE.md)")
     p.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="several processes: how long an exchange between them may wait before the group stops "
-                        "with an error naming the rank (default 300)")
+                        f"with an error naming the rank (default {EXCHANGE_TIMEOUT_S:g})")
     p.add_argument("--early-stop", type=int, metavar="PATIENCE",
                    help="stop after PATIENCE epochs in a row without improvement of the monitored value "
                         "(train.monitor; set train.early_stop.min_delta for the smallest change that counts); "

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import torch
 
+from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, STRATEGIES
 from trainwell.machine import env_rank, is_distributed, under_torchrun, world_size_from_env  # noqa: F401
 
 if TYPE_CHECKING:
@@ -45,12 +46,11 @@ def device_for(requested: torch.device) -> torch.device:
     return requested
 
 
-DEFAULT_TIMEOUT_S = 300.0  # train.timeout's default
-_timeout_s = DEFAULT_TIMEOUT_S  # the process group's, once joined here
+_timeout_s = EXCHANGE_TIMEOUT_S  # the process group's, once joined here
 joined_here = False  # this process joined a process group through ``init`` (a worker of trainwell's)
 
 
-def init(device: torch.device, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+def init(device: torch.device, timeout: float = EXCHANGE_TIMEOUT_S) -> None:
     """Join the process group (``nccl`` on CUDA, ``gloo`` otherwise) unless it is joined already; ``timeout``:
     the seconds any exchange may wait for the other processes (``train.timeout``)."""
     import datetime
@@ -70,9 +70,10 @@ class ExchangeError(RuntimeError):
     """An exchange between processes that did not complete: which rank, which exchange, and the likely cause."""
 
 
-# What the backends say when a partner is missing: gloo's "Timed out waiting 5000ms for recv operation" and
-# "Connection closed by peer", NCCL's watchdog timeouts.
-_PARTNER_GONE = re.compile(r"timed out|timeout|connection (closed|reset) by peer|broken pipe", re.IGNORECASE)
+# What the backends say when a partner is missing: it went away (gloo's "Connection closed by peer"), or it did
+# not come in time (gloo's "Timed out waiting 5000ms for recv operation", NCCL's watchdog timeouts).
+_PEER_GONE = re.compile(r"connection (closed|reset) by peer|broken pipe", re.IGNORECASE)
+_TIMED_OUT = re.compile(r"timed out|timeout", re.IGNORECASE)
 
 
 @contextmanager
@@ -83,10 +84,11 @@ def exchange(what: str) -> Iterator[None]:
         yield
     except RuntimeError as e:
         text = str(e)
-        if isinstance(e, ExchangeError) or not _PARTNER_GONE.search(text):
+        gone = _PEER_GONE.search(text)
+        if isinstance(e, ExchangeError) or not (gone or _TIMED_OUT.search(text)):
             raise
         backend = text.strip()[:300]
-        if re.search(r"by peer|broken pipe", text, re.IGNORECASE):
+        if gone:
             raise ExchangeError(f"rank {env_rank()}: the exchange of {what} failed: another process stopped (its own "
                                 f"error says why). Backend: {backend}") from e
         raise ExchangeError(
@@ -172,14 +174,15 @@ def barrier() -> None:
             dist.barrier()
 
 
-def gather(value: Any) -> list[Any]:
-    """Every rank's ``value``, in rank order, on every rank (``[value]`` in one process)."""
+def gather(value: Any, what: str = "gathered values") -> list[Any]:
+    """Every rank's ``value``, in rank order, on every rank (``[value]`` in one process); ``what``: the exchange's
+    name in an error."""
     if not active():
         return [value]
     import torch.distributed as dist
 
     out: list[Any] = [None] * dist.get_world_size()
-    with exchange("gathered values"):
+    with exchange(what):
         dist.all_gather_object(out, value)
     return out
 
@@ -197,15 +200,15 @@ def facts() -> dict[str, Any]:
 
 
 def strategy_for(device: torch.device, *, name: str = "auto", sync_bn: bool = False,
-                 timeout: float = DEFAULT_TIMEOUT_S, shard_min_share: float = 0.1) -> Strategy:
+                 timeout: float = EXCHANGE_TIMEOUT_S, shard_min_share: float = SHARD_MIN_SHARE) -> Strategy:
     """The strategy ``name`` asks for (``train.strategy``): ``auto`` is DDP when torchrun started several workers
     (``WORLD_SIZE`` > 1) and one process otherwise; ``ddp`` and ``fsdp`` need several (the process group is joined
     here if it is not yet)."""
     from trainwell._errors import ConfigError
     from trainwell.engine.strategy import DDP, SingleDevice
 
-    if name not in ("auto", "ddp", "fsdp"):
-        raise ConfigError(f"train.strategy={name!r} is not a strategy.", fix="use auto, ddp or fsdp")
+    if name not in STRATEGIES:
+        raise ConfigError(f"train.strategy={name!r} is not a strategy.", fix="use one of " + ", ".join(STRATEGIES))
     if not is_distributed():
         if name != "auto":  # (said, not silent: e.g. a run of 2 processes resumed by 1)
             import sys

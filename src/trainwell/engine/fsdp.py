@@ -28,12 +28,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from trainwell._spread import SHARD_MIN_SHARE
 from trainwell.engine.strategy import DDP
 
-MIN_SHARE = 0.1  # train.shard_min_share's default
-
-
-def shard_units(model: nn.Module, min_share: float = MIN_SHARE) -> list[nn.Module]:
+def shard_units(model: nn.Module, min_share: float = SHARD_MIN_SHARE) -> list[nn.Module]:
     """The modules ``fully_shard`` is applied to, innermost first, the model last."""
     total = sum(p.numel() for p in model.parameters())
     units: list[nn.Module] = []
@@ -55,7 +53,7 @@ class FSDP(DDP):
     lockstep_eval = True
     shards_model = True
 
-    def __init__(self, device: torch.device, *, min_share: float = MIN_SHARE) -> None:
+    def __init__(self, device: torch.device, *, min_share: float = SHARD_MIN_SHARE) -> None:
         super().__init__(device)
         self.min_share = min_share
         self._replaced: dict[int, str] = {}  # id of a whole parameter -> its name, once sharded
@@ -63,11 +61,23 @@ class FSDP(DDP):
     def wrap(self, model: nn.Module) -> nn.Module:
         from torch.distributed.fsdp import fully_shard
 
-        before = {id(p): name for name, p in model.named_parameters()}
+        self._replaced = {id(p): name for name, p in model.named_parameters()}
         for unit in shard_units(model, self.min_share):
             fully_shard(unit)
-        self._replaced = {old: name for old, name in before.items()}
         return model  # sharded in place: each parameter is now a new Parameter holding this process's shard
+
+    def check_training(self, *, precision: str, compile: bool, loss_params: bool) -> None:
+        from trainwell._errors import ConfigError
+
+        if precision != "32" or compile:
+            raise ConfigError(f"The fsdp strategy trains in float32 without torch.compile for now (asked: precision "
+                              f"{precision}{', compile' if compile else ''}).",
+                              fix="use --strategy ddp for mixed precision or compile, or --precision 32 without "
+                                  "--compile")
+        if loss_params:
+            raise ConfigError("The loss has parameters of its own (class centres, task weights); the fsdp strategy "
+                              "shards the model only and cannot keep them in its checkpoints yet.",
+                              fix="use --strategy ddp for this loss")
 
     def rebind(self, optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
         """Point the optimizer, built on the whole parameters, at their shards (before it has any state)."""

@@ -32,8 +32,8 @@ trainer asks the strategy, and nothing else, about processes:
 - ``world_size``, ``rank`` and ``is_main`` (rank 0 writes the run folder).
 
 ``SingleDevice`` is one process. ``DDP`` implements the same methods with ``torch.distributed``
-(``DistributedDataParallel`` in ``wrap``, its ``no_sync``, ``all_reduce``); an FSDP one would use
-``torch.distributed.fsdp.fully_shard``; the training loop does not change.
+(``DistributedDataParallel`` in ``wrap``, its ``no_sync``, ``all_reduce``); ``FSDP`` (``engine/fsdp.py``) shards the
+model with ``torch.distributed.fsdp.fully_shard``; the training loop is the same for all three.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from trainwell.engine import distributed
 from trainwell.engine.distributed import exchange
 
 
@@ -65,6 +66,10 @@ class Strategy:
     def wrap(self, model: nn.Module) -> nn.Module:
         """The module the forward pass goes through; its parameters are ``model``'s."""
         raise NotImplementedError
+
+    def check_training(self, *, precision: str, compile: bool, loss_params: bool) -> None:
+        """Refuse, with the way out, what this strategy cannot train (``precision``'s name, ``compile``, a loss with
+        parameters of its own); every strategy here trains all of it but FSDP."""
 
     def rebind(self, optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
         """After ``wrap``: point ``optimizer`` at the parameters the model now holds, where wrapping replaced them
@@ -261,9 +266,7 @@ class DDP(Strategy):
         return model
 
     def barrier(self) -> None:
-        from trainwell.engine.distributed import barrier
-
-        barrier()
+        distributed.barrier()
 
     def sync_buffers(self, model: nn.Module) -> None:
         import torch.distributed as dist
@@ -273,10 +276,5 @@ class DDP(Strategy):
                 dist.broadcast(buffer.data, src=0)
 
     def gather(self, value: Any) -> list[Any]:
-        import torch.distributed as dist
-
-        out: list[Any] = [None] * self.world_size
-        with exchange("evaluation figures"):
-            dist.all_gather_object(out, value)
-        return out
+        return distributed.gather(value, what="evaluation figures")
 

@@ -182,19 +182,8 @@ class Trainer:
         # averaged over processes by the strategy, once per step.
         self._loss_params = [p for p in loss_fn.parameters() if p.requires_grad] \
             if isinstance(loss_fn, nn.Module) and self.strategy.world_size > 1 else []
-        if self.strategy.shards_model and (self.precision.name != "32" or compile):
-            from trainwell._errors import ConfigError
-
-            raise ConfigError(f"The fsdp strategy trains in float32 without torch.compile for now (asked: precision "
-                              f"{self.precision.name}{', compile' if compile else ''}).",
-                              fix="use --strategy ddp for mixed precision or compile, or --precision 32 without "
-                                  "--compile")
-        if self._loss_params and self.strategy.shards_model:
-            from trainwell._errors import ConfigError
-
-            raise ConfigError("The loss has parameters of its own (class centres, task weights); the fsdp strategy "
-                              "shards the model only and cannot keep them in its checkpoints yet.",
-                              fix="use --strategy ddp for this loss")
+        self.strategy.check_training(precision=self.precision.name, compile=compile,
+                                     loss_params=bool(self._loss_params))
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet
@@ -411,10 +400,8 @@ class Trainer:
             if group is None:
                 break
             st.epoch_wait_seconds += time.perf_counter() - asked
-            if self.strategy.world_size > 1:  # DDP exchanges the gradients inside backward()
-                with exchange(f"step {st.step + 1}'s gradients"):
-                    loss = self._step(group, draws)
-            else:
+            # (Several processes exchange the gradients inside backward(): a failed exchange names the step.)
+            with exchange(f"step {st.step + 1}'s gradients") if self.strategy.world_size > 1 else nullcontext():
                 loss = self._step(group, draws)
             now = time.perf_counter()
             st.epoch_seconds += now - started
