@@ -7,7 +7,8 @@ million parameters, 59 MB in float32). Each configuration takes one Adam step on
 own strategy (``SingleDevice``, ``DDP``, ``FSDP``) and counts the tensors this process holds: for FSDP a
 parameter's local shard (``DTensor.to_local()``). On the CPU the process's resident memory is dominated by torch
 itself, so the tensors' bytes are the figure; the CUDA peak (``torch.cuda.max_memory_allocated``) is printed where
-there is a GPU.
+there is a GPU. For FSDP it also reports the two checkpoints: the bytes each process writes for the sharded last
+checkpoint, and the bytes rank 0 receives for a consolidated best.pt, with their times.
 
     python benchmarks/scale_memory.py [--width 2048] [--layers 4] [--device cpu] [--json F]
 """
@@ -32,7 +33,7 @@ def _local_bytes(t: Any) -> int:
     return int(local.numel() * local.element_size())
 
 
-def measure(strategy_name: str, width: int, layers: int, device_name: str) -> dict[str, Any]:
+def measure(strategy_name: str, width: int, layers: int, device_name: str, out: Path) -> dict[str, Any]:
     """One process's share, after one Adam step (run in each worker)."""
     import torch
     from torch import nn
@@ -61,8 +62,36 @@ def measure(strategy_name: str, width: int, layers: int, device_name: str) -> di
            "optimizer_bytes": state, "total_bytes": params + grads + state}
     if device.type == "cuda":
         row["cuda_peak_bytes"] = torch.cuda.max_memory_allocated(device)
+    if strategy.shards_model:
+        row.update(_checkpoint_costs(strategy, model, optimizer, out))
     distributed.close()
     return row
+
+
+def _checkpoint_costs(strategy: Any, model: Any, optimizer: Any, out: Path) -> dict[str, Any]:
+    """FSDP's two checkpoints: the sharded last one (this process writes its part) and the consolidated best.pt
+    (rank 0 receives every tensor): bytes this process writes or receives, and seconds."""
+    import time
+
+    import torch
+
+    from trainwell.engine.shards import SHARDS, save_shards, sharded_state
+
+    strategy.barrier()
+    start = time.perf_counter()
+    tensors, rest = sharded_state(model, optimizer)
+    save_shards(out / SHARDS, tensors, rest, main=strategy.is_main, barrier=strategy.barrier)
+    sharded_s = time.perf_counter() - start
+    mine = next((out / SHARDS).glob(f"shard-{strategy.rank + 1:05d}-*.safetensors"))
+    strategy.barrier()
+    start = time.perf_counter()
+    whole = {"model": strategy.model_state(model), "optimizer": strategy.optimizer_state(model, optimizer)}
+    consolidated_s = time.perf_counter() - start
+    received = sum(v.numel() * v.element_size() for v in whole["model"].values()) + sum(
+        v.numel() * v.element_size() for entry in whole["optimizer"].get("state", {}).values()
+        for v in entry.values() if torch.is_tensor(v))
+    return {"sharded_file_bytes": mine.stat().st_size, "sharded_save_s": sharded_s,
+            "consolidated_bytes": received, "consolidated_s": consolidated_s}
 
 
 def _run(strategy: str, nproc: int, args: argparse.Namespace, out: Path) -> list[dict[str, Any]]:
@@ -73,7 +102,9 @@ def _run(strategy: str, nproc: int, args: argparse.Namespace, out: Path) -> list
                    *command[1:]]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
            "OMP_NUM_THREADS": "1"}
-    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{strategy} on {nproc} failed:\n{done.stderr[-9000:]}")
     return [json.loads(p.read_text()) for p in sorted(out.glob(f"{strategy}-*.json"))]
 
 
@@ -87,7 +118,7 @@ def main() -> None:
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        row = measure(args.worker, args.width, args.layers, args.device)
+        row = measure(args.worker, args.width, args.layers, args.device, Path(args.out))
         Path(args.out, f"{args.worker}-{row['rank']}.json").write_text(json.dumps(row))
         return
     rows: list[dict[str, Any]] = []
@@ -101,6 +132,11 @@ def main() -> None:
         print(f"{r['strategy']:<8} {r['rank']:>4} {r['param_bytes'] / 1e6:>10.1f} {r['grad_bytes'] / 1e6:>9.1f} "
               f"{r['optimizer_bytes'] / 1e6:>8.1f} {r['total_bytes'] / 1e6:>9.1f} {r['total_bytes'] / single:>6.2f}"
               + (f"  CUDA peak {r['cuda_peak_bytes'] / 1e6:.1f} MB" if "cuda_peak_bytes" in r else ""))
+    for r in rows:
+        if "sharded_file_bytes" in r:
+            print(f"fsdp rank {r['rank']} checkpoints: sharded last writes {r['sharded_file_bytes'] / 1e6:.1f} MB in "
+                  f"{r['sharded_save_s']:.2f} s; a consolidated best.pt has it receive "
+                  f"{r['consolidated_bytes'] / 1e6:.1f} MB in {r['consolidated_s']:.2f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

@@ -201,6 +201,10 @@ def _train(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProces
 
 
 def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    if (run_dir / "checkpoints" / "last.shards").is_dir():  # fsdp's
+        from trainwell.engine.shards import read_model
+
+        return read_model(run_dir / "checkpoints" / "last.shards")["model"]
     return torch.load(run_dir / "checkpoints" / "last.pt", weights_only=False, map_location="cpu")["model"]
 
 

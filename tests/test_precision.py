@@ -224,3 +224,24 @@ def test_bf16_asks_the_runs_own_gpu_and_refuses_emulation(monkeypatch: pytest.Mo
     with pytest.raises(ConfigError, match="Tesla T4 has no bfloat16 support"):
         BF16Mixed(torch.device("cuda", 1))
     BF16Mixed(torch.device("cuda", 0))  # the Ampere one is fine
+
+
+def test_the_precision_names_are_written_once_and_each_has_its_plugin() -> None:
+    """config.py, the CLI and fit() read trainwell._spread.PRECISIONS; each name has its plugin, and no plugin is
+    registered under a name they would refuse."""
+    import inspect
+    import typing
+
+    from trainwell import _spread
+    from trainwell.app import fit as fit_module
+    from trainwell.cli import build_parser
+    from trainwell.config import TrainConfig
+    from trainwell.engine.precision import PRECISIONS
+
+    assert sorted(PRECISIONS.names()) == sorted(_spread.PRECISIONS)
+    assert typing.get_args(TrainConfig.model_fields["precision"].annotation) == _spread.PRECISIONS
+    assert inspect.signature(fit_module.fit).parameters["precision"].annotation == "PrecisionName"
+    assert fit_module.PrecisionName is _spread.PrecisionName
+    train = next(a for a in build_parser()._subparsers._group_actions[0].choices["train"]._actions
+                 if a.dest == "precision")
+    assert tuple(train.choices) == _spread.PRECISIONS

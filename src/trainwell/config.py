@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trainwell._errors import ConfigError
 from trainwell._registry import did_you_mean
-from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, StrategyName
+from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, PrecisionName, StrategyName
 
 
 # Upper bounds for whole numbers: far above any real use, low enough that no value overflows the C integers
@@ -180,7 +180,8 @@ class TrainConfig(_Section):
     threads: int | None = Field(None, ge=1, le=4096)
     # Hardware knobs: they change how a step is computed, never the optimization (batch_size is the global batch).
     # 32: float32; bf16-mixed / 16-mixed: forward and loss under torch.autocast (16-mixed with a GradScaler).
-    precision: Literal["32", "16-mixed", "bf16-mixed"] = "32"
+    # Under strategy fsdp: both through FSDP's mixed-precision policy instead of autocast.
+    precision: PrecisionName = "32"
     accumulate: int = Field(1, ge=1, le=MAX_COUNT)  # micro-batches per optimizer step, each of batch_size / accumulate samples
     compile: bool = False  # run the model through torch.compile (checkpoints keep plain state_dict keys)
     # Several processes: the seconds any exchange between them may wait for the others (gloo's and NCCL's own

@@ -14,7 +14,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, IterableDataset
 
 from trainwell._errors import TrainwellError
-from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, StrategyName
+from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, PrecisionName, StrategyName
 from trainwell.data.loading import EpochLoader
 from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.accumulate import steps_per_epoch as optimizer_steps
@@ -90,7 +90,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         callbacks: list[Callback] | None = None, doctor: bool = False, monitor: str | None = None,
         mode: Literal["auto", "min", "max"] = "auto", ema: float | None = None,
         steps_per_epoch: int | None = None, threads: int | None = None,
-        precision: Literal["32", "16-mixed", "bf16-mixed"] = "32", accumulate: int = 1,
+        precision: PrecisionName = "32", accumulate: int = 1,
         compile: bool = False, early_stop: Any = None, loggers: Sequence[Literal["mlflow"]] = (),
         mlflow_uri: str | None = None, mlflow_experiment: str = "trainwell", timeout: float = EXCHANGE_TIMEOUT_S,
         strategy: StrategyName = "auto", shard_min_share: float = SHARD_MIN_SHARE) -> FitResult:
@@ -130,7 +130,8 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     divided by the processes on the machine (``trainwell.machine``).
 
     Hardware knobs that do not change the training: ``precision`` (``"32"``, ``"bf16-mixed"``, ``"16-mixed"``:
-    forward and loss under ``torch.autocast``, 16-mixed with a gradient scaler); ``accumulate=N`` computes each
+    forward and loss under ``torch.autocast``, 16-mixed with a gradient scaler; with ``strategy="fsdp"``,
+    both through FSDP's own mixed-precision policy); ``accumulate=N`` computes each
     ``batch_size`` batch (the samples of one optimizer step) in N micro-batches of ``batch_size / N`` with the
     same gradient (a ``DataLoader`` of your own yields the micro-batches: N of them make a step);
     ``compile=True`` runs the model through ``torch.compile`` (the returned model and checkpoints stay plain).

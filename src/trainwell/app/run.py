@@ -16,6 +16,7 @@ from trainwell.data.loading import EpochLoader
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.checkpoint import load_checkpoint
+from trainwell.engine.shards import SHARDS, last_checkpoint, load_shards, remove_leftovers
 from trainwell.engine.checkpointing import Checkpointer
 from trainwell.engine.device import resolve_device
 from trainwell.engine.early_stop import early_stop_from
@@ -183,9 +184,13 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
         "precision": tc.precision, "accumulate": tc.accumulate, "strategy": strategy, "compile": tc.compile,
         "early_stop": early_stop_from(tc.early_stop)}
     trainer = Trainer(model, loss_fn, optimizer, train_loader, **options)
-    last = run_dir / "checkpoints" / "last.pt"
-    if resume and last.is_file():  # every process loads the same last.pt
-        trainer.load_state_dict(load_checkpoint(last))
+    if main:
+        remove_leftovers(run_dir / "checkpoints" / SHARDS)  # of a sharded save that was killed
+    strategy.barrier()
+    last = last_checkpoint(run_dir / "checkpoints") if resume else None
+    if last is not None:  # every process loads the same last checkpoint (a sharded one: each its own part)
+        trainer.load_state_dict(load_shards(last, trainer.model, trainer.optimizer) if last.is_dir()
+                                else load_checkpoint(last))
         if main and not (run_dir / "env.json").is_file():  # lost, or set aside as unreadable: this machine's
             from trainwell.env import collect_env
 

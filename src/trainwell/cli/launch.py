@@ -3,7 +3,7 @@ each worker (started that way, or by a plain ``torchrun ... -m trainwell train``
 rank 0 says and reports a failure once.
 
 The launching process resolves the config, creates the run folder and saves config.yaml; the workers train into
-that folder (``--into``), so a group that the agent restarts after a failure resumes from its last.pt.
+that folder (``--into``), so a group that the agent restarts after a failure resumes from its last checkpoint.
 """
 
 from __future__ import annotations
@@ -94,8 +94,10 @@ def _say_resume(run_dir: Path, again: list[str]) -> None:
     import shlex
 
     if (run_dir / "config.yaml").is_file():
-        last = run_dir / "checkpoints" / "last.pt"
-        kept = "with checkpoints/last.pt" if last.is_file() else "(no checkpoint yet: it starts again from step 0)"
+        from trainwell.engine.shards import last_checkpoint
+
+        last = last_checkpoint(run_dir / "checkpoints")
+        kept = f"with checkpoints/{last.name}" if last else "(no checkpoint yet: it starts again from step 0)"
         command = shlex.join(["trainwell", "train", "--resume", str(run_dir), *again])
         print(f"trainwell: the run folder is kept {kept}; continue it with:\n  {command}", file=sys.stderr)
 

@@ -52,14 +52,14 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, metavar="N",
                    help="CPU threads for torch's operations (default: the usable cores / the processes on this machine; "
                         "use 1 when other programs keep the CPUs busy)")
-    p.add_argument("--precision", choices=["32", "16-mixed", "bf16-mixed"],
+    from trainwell._spread import EXCHANGE_TIMEOUT_S, PRECISIONS, STRATEGIES
+
+    p.add_argument("--precision", choices=PRECISIONS,
                    help="32 (default); bf16-mixed or 16-mixed run forward and loss under torch.autocast "
                         "(16-mixed with a gradient scaler)")
     p.add_argument("--accumulate", type=int, metavar="N",
                    help="compute each batch in N micro-batches of batch-size/N (same training, less memory)")
     p.add_argument("--compile", action="store_true", default=None, help="run the model through torch.compile")
-    from trainwell._spread import EXCHANGE_TIMEOUT_S, STRATEGIES
-
     p.add_argument("--strategy", choices=STRATEGIES,
                    help="several processes: auto (DDP, the default) or fsdp (each process holds a shard of the "
                         "model, for models bigger than one device; see docs/SCALE.md)")

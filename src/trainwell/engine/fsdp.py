@@ -12,9 +12,12 @@ over the processes as DDP does), with these differences:
 
 - evaluation runs through the sharded module itself (its forward gathers parameters), so every process makes the
   same forward calls: stand-in batches are computed and dropped (``lockstep_eval``);
-- the checkpoint state is consolidated: rank 0 receives the whole model's weights and optimizer state, an ordinary
-  state dict with plain keys (``best.pt`` serves ``predict`` and ``export`` unchanged; a run saved by 2 processes
-  resumes on 1 or on 2), and loading hands rank 0's copy to every shard;
+- the last checkpoint is sharded, ``checkpoints/last.shards/``: every process writes its own pieces, none gathers
+  the whole (``trainwell.engine.shards``); a run saved by 2 processes resumes on 2, on 1 or under DDP, each
+  process reading what it holds;
+- ``best.pt`` is consolidated: rank 0 receives the whole model's weights and optimizer state, an ordinary state
+  dict with plain keys, so ``predict``, ``export`` and the report read it unchanged (``model_state`` and
+  ``optimizer_state`` below; loading one hands rank 0's copy to every shard);
 - rank 0's end-of-run figures run on a consolidated copy of the model, since a sharded forward on one process
   alone would wait for the others forever (``trainwell.app.run.finish_run``).
 """
@@ -22,13 +25,14 @@ over the processes as DDP does), with these differences:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import torch
 from torch import nn
 
 from trainwell._spread import SHARD_MIN_SHARE
+from trainwell.engine.precision import BF16Mixed, FP16Mixed, Precision
 from trainwell.engine.strategy import DDP
 
 def shard_units(model: nn.Module, min_share: float = SHARD_MIN_SHARE) -> list[nn.Module]:
@@ -54,26 +58,58 @@ class FSDP(DDP):
     shards_model = True
 
     def __init__(self, device: torch.device, *, min_share: float = SHARD_MIN_SHARE) -> None:
+        _check_torch()
         super().__init__(device)
         self.min_share = min_share
+        self._compute: torch.dtype | None = None  # mixed precision: FSDP's policy on every unit (adopt_precision)
         self._replaced: dict[int, str] = {}  # id of a whole parameter -> its name, once sharded
 
     def wrap(self, model: nn.Module) -> nn.Module:
         from torch.distributed.fsdp import fully_shard
 
         self._replaced = {id(p): name for name, p in model.named_parameters()}
-        for unit in shard_units(model, self.min_share):
-            fully_shard(unit)
+        units = shard_units(model, self.min_share)
+        if self._compute is not None:  # BatchNorm keeps float32 weights beside its float32 statistics: a unit of its own
+            norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
+                     and m is not model and any(True for _ in m.parameters())]
+            for norm in norms:
+                fully_shard(norm, **self._policy(root=False, float32=True))
+            units = [u for u in units if all(u is not n for n in norms)]
+        for unit in units:
+            fully_shard(unit, **self._policy(root=unit is model))
         return model  # sharded in place: each parameter is now a new Parameter holding this process's shard
+
+    def adopt_precision(self, precision: Precision) -> Precision:
+        """bf16-mixed and 16-mixed through FSDP's own policy: each block's parameters gathered and computed in
+        bfloat16 / float16, the gradients reduced and kept in float32 beside the float32 shards the optimizer
+        steps, the model's outputs cast back to float32 so the loss is computed in float32 (as autocast does); no
+        autocast around it. 16-mixed keeps its gradient scaler: a step is skipped on every process when any
+        process's shard of a gradient overflowed (``GradScaler`` reduces its check over the sharded gradients)."""
+        if isinstance(precision, BF16Mixed):
+            self._compute = torch.bfloat16
+            return ShardedBF16(precision.device)
+        if isinstance(precision, FP16Mixed):
+            self._compute = torch.float16
+            sharded = ShardedFP16(precision.device)
+            sharded.scaler = precision.scaler
+            return sharded
+        return precision
+
+    def _policy(self, *, root: bool, float32: bool = False) -> dict[str, Any]:
+        if self._compute is None:
+            return {}
+        from torch.distributed.fsdp import MixedPrecisionPolicy
+
+        return {"mp_policy": MixedPrecisionPolicy(param_dtype=torch.float32 if float32 else self._compute,
+                                                  reduce_dtype=torch.float32, cast_forward_inputs=not float32,
+                                                  output_dtype=torch.float32 if root else None)}
 
     def check_training(self, *, precision: str, compile: bool, loss_params: bool) -> None:
         from trainwell._errors import ConfigError
 
-        if precision != "32" or compile:
-            raise ConfigError(f"The fsdp strategy trains in float32 without torch.compile for now (asked: precision "
-                              f"{precision}{', compile' if compile else ''}).",
-                              fix="use --strategy ddp for mixed precision or compile, or --precision 32 without "
-                                  "--compile")
+        if compile:
+            raise ConfigError("The fsdp strategy trains without torch.compile for now.",
+                              fix="leave out --compile with fsdp, or use --strategy ddp to compile")
         if loss_params:
             raise ConfigError("The loss has parameters of its own (class centres, task weights); the fsdp strategy "
                               "shards the model only and cannot keep them in its checkpoints yet.",
@@ -112,6 +148,39 @@ class FSDP(DDP):
 
         set_optimizer_state_dict(model, optimizer, _by_name(state, model, optimizer) if self.is_main else {},
                                  options=_full(load=True))
+
+
+class ShardedBF16(BF16Mixed):
+    """bf16-mixed under FSDP: FSDP's policy casts (``FSDP.adopt_precision``), so no autocast here."""
+
+    def autocast(self) -> AbstractContextManager[object]:
+        return nullcontext()
+
+
+class ShardedFP16(FP16Mixed):
+    """16-mixed under FSDP: FSDP's policy casts, the gradient scaler stays (``FSDP.adopt_precision``)."""
+
+    def autocast(self) -> AbstractContextManager[object]:
+        return nullcontext()
+
+
+def _check_torch() -> None:
+    """FSDP2 and the sharded checkpoints' storage (safetensors pieces with their offsets) are in recent torch."""
+    import inspect
+
+    from trainwell._errors import ConfigError
+
+    try:
+        from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageWriter
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+    except ImportError:
+        writer = None
+    else:
+        writer = HuggingFaceStorageWriter
+    if writer is None or "save_distributed" not in inspect.signature(writer).parameters:
+        raise ConfigError(f"The fsdp strategy needs a newer PyTorch than this one ({torch.__version__}): its "
+                          "sharding (fully_shard) or sharded checkpoints are not in it.",
+                          fix="upgrade PyTorch (`pip install -U torch`), or use --strategy ddp")
 
 
 def _full(load: bool = False) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from trainwell._errors import TrainwellError
 from trainwell._files import WriteFailed, atomic_write_json, remove_leftover_temps, write_failure
 from trainwell.engine.run_lock import acquire, refuse_if_held, release
+from trainwell.engine.shards import TRAINER, last_checkpoint
 
 
 def new_run_dir(out: str | None, name: str, *, command: str = "trainwell train") -> Path:
@@ -93,7 +94,7 @@ def discard_unfinished(path: Path, existed: bool, *, interrupted: bool = False, 
     or stopped by a write the system refused (``keep_config``): ``--resume`` starts it again from step 0.
     """
     resumable = (interrupted or keep_config) and (path / "config.yaml").is_file()
-    if (path / "checkpoints" / "last.pt").exists() or resumable:
+    if last_checkpoint(path / "checkpoints") is not None or resumable:
         return
     release(path)
     if existed:
@@ -109,10 +110,10 @@ def write_failed_in_run(path: Path, error: BaseException) -> WriteFailed | None:
     failed = write_failure(path, error)
     if failed is None:
         return None
-    last = path / "checkpoints" / "last.pt"
-    if last.is_file():
-        step = _checkpoint_step(last)
-        kept = (f"The run folder {str(path)!r} is kept: checkpoints/last.pt"
+    last = last_checkpoint(path / "checkpoints")
+    if last is not None:
+        step = _checkpoint_step(last / TRAINER if last.is_dir() else last)
+        kept = (f"The run folder {str(path)!r} is kept: checkpoints/{last.name}"
                 + (f" from step {step}" if step is not None else "") + " is intact.")
     elif (path / "config.yaml").is_file():
         kept = (f"The run folder {str(path)!r} is kept (config.yaml and logs; no checkpoint yet, so it starts "

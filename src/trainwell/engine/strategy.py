@@ -25,6 +25,8 @@ trainer asks the strategy, and nothing else, about processes:
   (a loss with parameters, e.g. margin-loss class centres), once per step, as DDP does for the model's.
 - ``sync_buffers(model)``: rank 0's buffers (BatchNorm running statistics) on every process, before evaluation.
 - ``gather(value)``: every process's value, in rank order (metrics that need all outputs, e.g. a ROC AUC).
+- ``adopt_precision(plugin)``: the precision plugin to use under this strategy (FSDP's parameters are cast by
+  FSDP itself, not by autocast).
 - ``barrier()``; ``eval_module(model, forward)``: what evaluation runs through; ``clip_gradients(params,
   max_norm)``; ``model_state`` / ``load_model_state`` and ``optimizer_state`` / ``load_optimizer_state``: what a
   checkpoint holds, an ordinary state dict whatever the strategy did to the module (a sharding strategy gathers
@@ -46,6 +48,7 @@ import torch
 from torch import nn
 
 from trainwell.engine import distributed
+from trainwell.engine.precision import Precision
 from trainwell.engine.distributed import exchange
 
 
@@ -66,6 +69,11 @@ class Strategy:
     def wrap(self, model: nn.Module) -> nn.Module:
         """The module the forward pass goes through; its parameters are ``model``'s."""
         raise NotImplementedError
+
+    def adopt_precision(self, precision: Precision) -> Precision:
+        """Before ``wrap``: the precision plugin the trainer uses under this strategy (FSDP casts parameters itself
+        and hands back a plugin without autocast); every other strategy keeps ``precision``."""
+        return precision
 
     def check_training(self, *, precision: str, compile: bool, loss_params: bool) -> None:
         """Refuse, with the way out, what this strategy cannot train (``precision``'s name, ``compile``, a loss with

@@ -171,6 +171,7 @@ class Trainer:
         self.strategy = strategy or SingleDevice()
         # The module the forward pass goes through: the strategy's wrapper, compiled if asked. Its parameters
         # are ``model``'s, whose state_dict keys stay plain (no ``_orig_mod.`` or ``module.`` prefix).
+        self.precision = self.strategy.adopt_precision(self.precision)
         self.forward_model = self.strategy.wrap(model)
         self.strategy.rebind(optimizer, model)
         if compile:
@@ -320,12 +321,13 @@ class Trainer:
 
     # ------------------------------------------------------------- checkpoint
 
-    def state_dict(self) -> dict[str, Any]:
-        """Everything exact resume needs; callbacks add their own entries (``on_save_checkpoint``)."""
+    def state_dict(self, *, weights: bool = True) -> dict[str, Any]:
+        """Everything exact resume needs; callbacks add their own entries (``on_save_checkpoint``).
+        ``weights=False``: all but the model's and the optimizer's state (a sharded checkpoint holds those)."""
         self.sync()
         ckpt = {
-            "model": self.strategy.model_state(self.model),
-            "optimizer": self.strategy.optimizer_state(self.model, self.optimizer),
+            **({"model": self.strategy.model_state(self.model),
+                "optimizer": self.strategy.optimizer_state(self.model, self.optimizer)} if weights else {}),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "rng": get_rng_state(),  # rank 0's: what a run on another number of processes resumes from
             "state": self.state.to_dict(),
@@ -339,10 +341,14 @@ class Trainer:
         return ckpt
 
     def load_state_dict(self, ckpt: dict[str, Any]) -> None:
-        self.strategy.load_model_state(self.model, ckpt["model"])
+        """Resume from ``ckpt``; one without ``model`` and ``optimizer`` (a sharded checkpoint's ``trainer.pt``)
+        expects them loaded already (``trainwell.engine.shards.load_shards``)."""
+        if "model" in ckpt:
+            self.strategy.load_model_state(self.model, ckpt["model"])
         if isinstance(self.loss_fn, nn.Module) and ckpt.get("loss") is not None:
             self.loss_fn.load_state_dict(ckpt["loss"])
-        self.strategy.load_optimizer_state(self.model, self.optimizer, ckpt["optimizer"])
+        if "optimizer" in ckpt:
+            self.strategy.load_optimizer_state(self.model, self.optimizer, ckpt["optimizer"])
         if self.scheduler is not None and ckpt.get("scheduler") is not None:
             self.scheduler.load_state_dict(ckpt["scheduler"])
         self.state = TrainState.from_dict(ckpt["state"])

@@ -45,7 +45,13 @@ def load_run_model(run_dir: Path, checkpoint: str = "best",
     from trainwell.engine.run_folder import check_run_dir
 
     path = check_run_dir(run_dir) / "checkpoints" / f"{checkpoint}.pt"
-    ckpt = load_checkpoint(path)
+    sharded = path.with_suffix(".shards")
+    if checkpoint == "last" and not path.exists() and sharded.is_dir():  # an fsdp run's: its pieces put together
+        from trainwell.engine.shards import read_model
+
+        path, ckpt = sharded, read_model(sharded)
+    else:
+        ckpt = load_checkpoint(path)
     check_file_names(code_names(ckpt.get("config"), ckpt.get("data")), path, typed)
     model = build_run_model(ckpt["config"], ckpt["data"])
     model.load_state_dict(ckpt["model"])

@@ -104,7 +104,7 @@ def _store_threshold(run_dir: Path, summary: dict[str, Any]) -> None:
 
     stored = {"threshold": summary["threshold"], "chosen_with": "best checkpoint, validation pairs",
               "test_auc": summary["test_auc"], "test_verify_accuracy": summary["test_verify_accuracy"]}
-    for name in ("best.pt", "last.pt"):
+    for name in ("best.pt", "last.pt", "last.shards/trainer.pt"):  # (the last: an fsdp run's, beside its pieces)
         path = run_dir / "checkpoints" / name
         if path.is_file():
             ckpt = load_checkpoint(path)
