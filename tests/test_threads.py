@@ -96,7 +96,8 @@ def test_apply_threads_sets_torch(restore_threads: None) -> None:
 def test_threads_flag_reaches_torch_inside_a_run_and_env_json(tmp_path: Path, restore_threads: None) -> None:
     from trainwell.app.configure import resolve
     from trainwell.app.run import train_from_config
-    from trainwell.cli.train import add_parser, config_flags
+    from trainwell.cli.config_options import config_flags
+    from trainwell.cli.train import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers())

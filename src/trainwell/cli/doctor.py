@@ -15,7 +15,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "the model can overfit a tiny batch.")
     p.add_argument("--lang", choices=["en", "zh"], help="language of the findings (default: from the locale)")
     p.add_argument("--json", metavar="PATH", help="also write the findings as JSON")
-    from trainwell.cli.train import add_config_options
+    from trainwell.cli.config_options import add_config_options
 
     add_config_options(p)
     sub = p.add_subparsers(dest="doctor_command", metavar="run")
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             return (doctor_ranks.run_rank if is_distributed() else doctor_ranks.launch)(args, lang, json_path, console)
         return _run_script(args, lang, json_path, console)
     from trainwell.app.preflight import preflight
-    from trainwell.cli.train import config_flags
+    from trainwell.cli.config_options import config_flags
     from trainwell.app.configure import resolve
 
     config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)

@@ -17,15 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-OpenRun = Callable[[argparse.Namespace, Any], "tuple[Any, Path, bool] | None"]
-
-
 def launch(args: argparse.Namespace) -> int:
     """Create the run folder here, then train in ``args.nproc`` workers on this machine (``--standalone``)."""
     from rich.console import Console
 
     from trainwell._errors import TrainwellError
-    from trainwell.cli.train import open_run
+    from trainwell.cli.open_run import open_run
     from trainwell.config import save_yaml
     from trainwell.engine.run_folder import discard_unfinished
 
@@ -250,41 +247,6 @@ def _report_failure(error: Any) -> int:
         message = message.get("extraInfo", {}).get("py_callstack") or message.get("message")
     print(f"trainwell: worker {rank} failed (exit code {failure.exitcode}):\n{str(message).rstrip()}", file=sys.stderr)
     return 1
-
-
-def shared_run(args: argparse.Namespace, console: Any, open_run: OpenRun) -> tuple[Any, Path, bool, bool] | None:
-    """(config, run folder, whether --out existed, whether to resume), or None for a finished run. Alone:
-    ``open_run``. Under torchrun: rank 0 opens the folder (a new one, or --resume's) and tells the others; a group
-    torchrun restarted after a failure continues the folder of ``--out``."""
-    from trainwell.machine import is_distributed
-
-    if not is_distributed():  # alone: no torch before the options are checked
-        opened = open_run(args, console)
-        return None if opened is None else (*opened, bool(args.resume))
-    from trainwell.app.configure import resolve
-    from trainwell.config import load_run_config
-    from trainwell.engine import distributed
-    from trainwell.engine.device import resolve_device
-
-    out = Path(args.out).expanduser() if args.out else None
-    if distributed.restarted() and out is not None and (out / "config.yaml").is_file():
-        if distributed.env_rank() == 0:  # the failed group's rank 0 is gone: its lock is stale, taken over here
-            from trainwell.engine.run_folder import hold_run_dir
-
-            hold_run_dir(out, say=lambda text: None)
-        return load_run_config(out), out, True, True
-    # Every rank reads the same options (a mistake in them stops every rank alike; rank 0 says so).
-    config = load_run_config(Path(args.resume)) if args.resume else \
-        resolve(file=Path(args.config) if args.config else None, flags=_flags(args), sets=args.set)
-    distributed.init(distributed.device_for(resolve_device(config.device)), config.train.timeout)
-    opened = distributed.on_rank0(lambda: open_run(args, console))  # the others learn rank 0's folder
-    return None if opened is None else (*opened, bool(args.resume))
-
-
-def _flags(args: argparse.Namespace) -> dict[str, Any]:
-    from trainwell.cli.train import config_flags
-
-    return config_flags(args)
 
 
 def worker(args: argparse.Namespace, train: Callable[[argparse.Namespace], int]) -> int:

@@ -7,7 +7,7 @@ import argparse
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from trainwell.cli.train import add_config_options
+    from trainwell.cli.config_options import add_config_options
 
     p = subparsers.add_parser(
         "lr-find", help="find a learning rate: the loss while the rate grows from 1e-7 to 10",
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
     from trainwell._errors import TrainwellError
     from trainwell.app.configure import resolve
-    from trainwell.cli.train import config_flags
+    from trainwell.cli.config_options import config_flags
 
     if not 0 < args.start_lr < args.end_lr or args.steps < 10:
         raise TrainwellError(f"The sweep needs 0 < --start-lr < --end-lr and at least 10 steps (got {args.start_lr:g}, "
