@@ -93,3 +93,23 @@ def test_fit_with_ema_validates_and_returns_the_averaged_weights(tmp_path: Path)
     assert averaged.history[-1]["val_loss"] != plain.history[-1]["val_loss"]
     with pytest.raises(ValueError, match="ema"):
         trainwell.fit(nn.Linear(8, 3), data[0], ema=1.5, progress=False)
+
+
+def test_every_argument_of_fit_is_recorded_or_said_not_to_be(tmp_path: Path) -> None:
+    """The record of a fit (its checkpoints' ``config``, MLflow's params) comes from fit()'s own arguments: a new
+    argument is recorded unless it is named in NOT_RECORDED (the data, the code, where output goes)."""
+    import inspect
+
+    from trainwell.app import fit as fit_module
+
+    parameters = set(inspect.signature(fit_module.fit).parameters)
+    assert fit_module.NOT_RECORDED <= parameters
+    x, y = torch.randn(40, 4), torch.randint(0, 3, (40,))
+    result = fit_module.fit(nn.Linear(4, 3), TensorDataset(x, y), epochs=1, progress="none", out=tmp_path / "run",
+                            optimizer="sgd", early_stop=3, shard_min_share=0.2)
+    recorded = torch.load(result.run_dir / "checkpoints" / "best.pt", weights_only=True)["config"]
+    assert set(recorded) >= parameters - fit_module.NOT_RECORDED
+    assert recorded["model"] == "Linear" and recorded["optimizer"] == "sgd" and recorded["shard_min_share"] == 0.2
+    assert recorded["early_stop"] == {"patience": 3, "min_delta": 0.0}
+    assert recorded["threads"] == torch.get_num_threads()
+    assert not set(recorded) & (fit_module.NOT_RECORDED - {"model"})

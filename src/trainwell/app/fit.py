@@ -11,13 +11,13 @@ from typing import Any, Literal
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, DistributedSampler, IterableDataset
+from torch.utils.data import DataLoader, Dataset
 
 from trainwell._errors import TrainwellError
 from trainwell._spread import EXCHANGE_TIMEOUT_S, SHARD_MIN_SHARE, PrecisionName, StrategyName
-from trainwell.data.loading import EpochLoader
+from trainwell.app.fit_callbacks import LOG_EVERY, FitCallbacks, fit_callbacks
+from trainwell.app.fit_data import StepsPerEpoch, as_loader, planned_steps
 from trainwell.engine.accumulate import micro_batch_size
-from trainwell.engine.accumulate import steps_per_epoch as optimizer_steps
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.device import resolve_device
 from trainwell.engine.early_stop import early_stop_from
@@ -27,9 +27,6 @@ from trainwell.engine.seed import seed_everything
 from trainwell.engine.strategy import Strategy
 from trainwell.engine.trainer import Accuracy, LossFn, Trainer
 from trainwell.machine import apply_threads
-
-LOG_EVERY = 10  # steps between reads of the loss from the device (and TensorBoard points)
-
 
 @dataclass
 class FitResult:
@@ -49,37 +46,6 @@ class FitResult:
     def final(self) -> dict[str, Any]:
         """The last epoch's row (``train_loss``, ``val_loss``, ``val_accuracy``, ...)."""
         return self.history[-1] if self.history else {}
-
-
-def _as_loader(data: Dataset | DataLoader | Any, batch_size: int, shuffle: bool, seed: int,
-               micro: int | None = None, strategy: Strategy | None = None) -> Any:
-    """``batch_size`` is the global batch, yielded in micro-batches of ``micro`` samples (default: whole), each
-    process reading its share of every global batch (``strategy``)."""
-    if data is None:
-        return data
-    several = strategy is not None and strategy.world_size > 1
-    if isinstance(data, DataLoader):
-        if several and not isinstance(data.sampler, DistributedSampler) \
-                and not isinstance(getattr(data.batch_sampler, "sampler", None), DistributedSampler):
-            raise TrainwellError("Under torchrun every process would read all of this DataLoader's batches: the "
-                                 "processes would train on the same samples and count each one several times.",
-                                 fix="pass the Dataset itself (trainwell gives each process its share of every "
-                                     "batch), or build the DataLoader with a DistributedSampler")
-        return data
-    if isinstance(data, IterableDataset):  # a stream: batched in its own order, it cannot be shuffled
-        if several:
-            raise TrainwellError("An IterableDataset cannot be split among the processes of a torchrun run: each "
-                                 "would read the whole stream.",
-                                 fix="pass a map-style Dataset (with __len__ and __getitem__), or a DataLoader "
-                                     "over a stream that yields each process its own part")
-        return DataLoader(data, batch_size=micro or batch_size)
-    if isinstance(data, Dataset) or hasattr(data, "__getitem__"):
-        return EpochLoader(data, batch_size=batch_size, shuffle=shuffle, seed=seed, micro_batch_size=micro,
-                           sharding=strategy)
-    if several:
-        raise TrainwellError("Under torchrun, trainwell cannot split an iterable of batches among the processes.",
-                             fix="pass a Dataset of (x, y) pairs instead")
-    return data  # any iterable of (x, y) batches
 
 
 def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | DataLoader | None = None, *,
@@ -145,6 +111,7 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
     >>> result = fit(nn.Linear(4, 3), torch.utils.data.TensorDataset(x, y), epochs=2, progress=False)
     >>> result.history[-1]["train_loss"]
     """
+    arguments = dict(locals())  # the call's arguments, first: what config.yaml records (_fit_config)
     if ema is not None and not 0 < ema < 1:
         raise ValueError(f"ema must be a decay between 0 and 1 (e.g. 0.998), got {ema}")
     if epochs < 1:
@@ -157,102 +124,80 @@ def fit(model: nn.Module, train_data: Dataset | DataLoader, val_data: Dataset | 
         raise ValueError(f"lr must be positive, got {lr}")
     check_mode(mode)
     stopping = early_stop_from(early_stop)
-    from trainwell.engine.progress import progress_callback
-
     from trainwell.engine import distributed
+    from trainwell.engine.progress import progress_callback
 
     joined = distributed.active()  # a process group the caller set up stays; one fit() joins, it leaves
     try:
         dev = distributed.device_for(resolve_device(device))
         spread = distributed.strategy_for(dev, name=strategy, timeout=timeout, shard_min_share=shard_min_share)
-        main = spread.is_main
-        shown = progress_callback(progress if main else "none")  # only rank 0 prints
+        shown = progress_callback(progress if spread.is_main else "none")  # only rank 0 prints
         # The number used, as the run folder's config records it; None keeps the caller's own setting.
-        threads = apply_threads(threads) if threads is not None else torch.get_num_threads()
+        arguments["threads"] = apply_threads(threads) if threads is not None else torch.get_num_threads()
         seed_everything(seed)
         model.to(dev)
         loss_fn: LossFn = loss if loss is not None else nn.CrossEntropyLoss()
         if isinstance(loss_fn, nn.Module):
             loss_fn.to(dev)
         micro = micro_batch_size(batch_size, processes=spread.world_size, accumulate=accumulate)
-        train_loader = _as_loader(train_data, batch_size, True, seed, micro, spread)
-        val_loader = _as_loader(val_data, max(256, batch_size), False, seed, strategy=spread)
+        train_loader = as_loader(train_data, batch_size, True, seed, micro, spread)
+        val_loader = as_loader(val_data, max(256, batch_size), False, seed, strategy=spread)
         opt = build_optimizer(model.parameters(), optimizer, 1e-3 if finding else lr, weight_decay=weight_decay) \
             if isinstance(optimizer, str) else optimizer
         _add_loss_params(opt, model, loss_fn, own_optimizer=isinstance(optimizer, str))
         found = None
         if finding:  # the range test on these parts, then every group at its suggestion
             found, lr = _find_lr(model, loss_fn, opt, train_loader, spread, device=dev, precision=precision,
-                                 accumulate=accumulate, grad_clip=grad_clip, seed=seed, say=main and progress != "none")
-        per_epoch = _steps_per_epoch(train_loader, steps_per_epoch, accumulate)
-        sched, interval = build_scheduler(opt, scheduler, epochs=epochs, steps_per_epoch=per_epoch)
-        cbs = list(callbacks or [])
-        if steps_per_epoch is not None:
-            cbs.append(_StepsPerEpoch(steps_per_epoch))
+                                 accumulate=accumulate, grad_clip=grad_clip, seed=seed,
+                                 say=spread.is_main and progress != "none")
+            arguments["lr"] = lr
+        sched, interval = build_scheduler(opt, scheduler, epochs=epochs,
+                                          steps_per_epoch=planned_steps(train_loader, steps_per_epoch, accumulate))
         run_dir = None
-        kept: list[dict[str, Any]] = []
         if out is not None:
             from trainwell.engine.run_folder import new_run_dir
 
             run_dir = distributed.on_rank0(lambda: new_run_dir(str(out), "fit", command="trainwell.fit"))
+        recorded = _fit_config(arguments, stopping=stopping, found=found)
         from trainwell.config import LogConfig
         from trainwell.report.mlflow_logger import run_loggers
 
         log = LogConfig(loggers=list(loggers), mlflow_uri=mlflow_uri, mlflow_experiment=mlflow_experiment)
-        recorded = _fit_config(locals())  # the arguments, as config.yaml, MLflow's params and summary.json hold them
-        logged = run_loggers(log, params=recorded, run_dir=run_dir, log_every=LOG_EVERY) if main else []
-        if run_dir is not None:
-            from trainwell.app.run import folder_callbacks
-
-            cbs += folder_callbacks(run_dir, checkpoint_every=None, log_every=LOG_EVERY,
-                                    extra={"config": recorded}, main=main, loggers=logged, release_lock=True)
-            if found is not None and main:
-                from trainwell.app.auto import Recorded
-                from trainwell.app.lr_sweep import record
-
-                cbs.append(Recorded(record(run_dir, found, chosen=lr, configured=None)))
-        else:
-            cbs += [*logged, _KeepSteps(kept)]
-        if shown is not None:
-            cbs.insert(0, shown)
-        if ema is not None:
-            from trainwell.engine.ema import Ema
-
-            averaged = Ema(ema)
-            cbs.insert(0, averaged)
-        doctor_cb = None
-        if doctor and spread.shards_model:
-            raise TrainwellError("doctor=True cannot watch a fit with strategy='fsdp' yet: its checks read whole "
-                                 "weights and gradients, which no process holds.",
-                                 fix="doctor=False, or strategy='ddp' while you look for a problem")
-        if doctor and main:
-            from trainwell.doctor.callback import DoctorCallback
-
-            doctor_cb = DoctorCallback(run_dir=run_dir)
-            cbs.append(doctor_cb)
+        logged = run_loggers(log, params=recorded, run_dir=run_dir, log_every=LOG_EVERY) if spread.is_main else []
+        own = [*(callbacks or []), *([StepsPerEpoch(steps_per_epoch)] if steps_per_epoch is not None else [])]
+        parts = fit_callbacks(own, strategy=spread, run_dir=run_dir, recorded=recorded, shown=shown, loggers=logged,
+                              ema=ema, doctor=doctor, found=found, lr=lr if found is not None else None)
         task_names = getattr(loss_fn, "task_names", None)  # a multi-task loss names the heads
         metric = partial(Accuracy, names=task_names) if task_names else Accuracy
         trainer = Trainer(model, loss_fn, opt, train_loader, val_loader=val_loader, epochs=epochs, device=dev,
-                          scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed, callbacks=cbs,
-                          metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY, precision=precision,
-                          accumulate=accumulate, strategy=spread, compile=compile, early_stop=stopping)
+                          scheduler=sched, scheduler_interval=interval, grad_clip=grad_clip, seed=seed,
+                          callbacks=parts.all, metric=metric, monitor=monitor, monitor_mode=mode, log_every=LOG_EVERY,
+                          precision=precision, accumulate=accumulate, strategy=spread, compile=compile,
+                          early_stop=stopping)
         state = trainer.fit()
-        if ema is not None:
-            averaged.swap(trainer)  # the model returned is the averaged one: the weights that were validated
-        summary: dict[str, Any] = {}
-        if run_dir is not None:
-            from trainwell.app.run import finish_run
-            from trainwell.report.metrics import read_steps
-
-            summary = finish_run(trainer, run_dir, config=recorded)
-            spread.barrier()  # rank 0 has written steps.csv
-            kept = read_steps(run_dir / "steps.csv")
-        return FitResult(model=model, history=state.history, steps=kept, best_epoch=state.best_epoch,
-                         train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
-                         findings=doctor_cb.findings if doctor_cb else [], lr_find=found)
+        if parts.ema is not None:
+            parts.ema.swap(trainer)  # the model returned is the averaged one: the weights that were validated
+        return _result(trainer, state, run_dir, recorded, parts, found)
     finally:
         if not joined:  # (also when training raised: a process group left open can abort the process at exit)
             distributed.close()
+
+
+def _result(trainer: Trainer, state: Any, run_dir: Path | None, recorded: dict[str, Any], parts: FitCallbacks,
+            found: Any) -> FitResult:
+    """The run folder finished (test figures, summary.json, report.html) and what ``fit`` returns."""
+    summary: dict[str, Any] = {}
+    steps = parts.steps or []
+    if run_dir is not None:
+        from trainwell.app.run import finish_run
+        from trainwell.report.metrics import read_steps
+
+        summary = finish_run(trainer, run_dir, config=recorded)
+        trainer.strategy.barrier()  # rank 0 has written steps.csv
+        steps = read_steps(run_dir / "steps.csv")
+    return FitResult(model=trainer.model, history=state.history, steps=steps, best_epoch=state.best_epoch,
+                     train_seconds=state.train_seconds, run_dir=run_dir, summary=summary,
+                     findings=parts.doctor.findings if parts.doctor else [], lr_find=found)
 
 
 def _find_lr(model: nn.Module, loss_fn: LossFn, opt: torch.optim.Optimizer, loader: Any, strategy: Strategy, *,
@@ -274,44 +219,6 @@ def _find_lr(model: nn.Module, loss_fn: LossFn, opt: torch.optim.Optimizer, load
     return found, found.suggestion
 
 
-def _steps_per_epoch(loader: Any, given: int | None, accumulate: int) -> int | None:
-    """The optimizer steps of an epoch of the loader, or the number the caller gave for data without a length."""
-    known = optimizer_steps(loader, accumulate)
-    if given is None:
-        return known
-    if given < 1 or (known is not None and given != known):
-        raise TrainwellError(f"steps_per_epoch={given} does not match the training data, which yields "
-                             f"{known if known is not None else 'an unknown number of'} optimizer steps per epoch.",
-                             fix="leave steps_per_epoch out for data with a len(); otherwise give the number of "
-                                 "optimizer steps one epoch makes (at least 1)")
-    return given
-
-
-class _StepsPerEpoch(Callback):
-    """Holds data without len() to the steps_per_epoch the schedule was planned for."""
-
-    def __init__(self, expected: int) -> None:
-        self.expected = expected
-
-    def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
-        history = trainer.state.history
-        done = row["step"] - (history[-2]["step"] if len(history) > 1 else 0)
-        if done != self.expected:
-            raise TrainwellError(f"Epoch {row['epoch']} had {done} steps, but steps_per_epoch={self.expected}: the "
-                                 "learning-rate schedule was planned for the wrong length.",
-                                 fix=f"pass steps_per_epoch={done} (the optimizer steps one epoch of your data makes)")
-
-
-class _KeepSteps(Callback):
-    """The per-step rows in memory, for ``FitResult.steps`` when there is no run folder."""
-
-    def __init__(self, rows: list[dict[str, Any]]) -> None:
-        self.rows = rows
-
-    def on_log(self, trainer: Trainer, rows: list[dict[str, Any]]) -> None:
-        self.rows.extend(rows)
-
-
 def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any, *, own_optimizer: bool) -> None:
     """Learned loss parameters (e.g. log-variances) join the optimizer, without weight decay: decay would
     pull them towards an arbitrary value instead of regularizing the model. A user's optimizer is not
@@ -330,14 +237,19 @@ def _add_loss_params(opt: torch.optim.Optimizer, model: nn.Module, loss_fn: Any,
                       "both: torch.optim.Adam([*model.parameters(), *loss.parameters()]).", stacklevel=3)
 
 
-def _fit_config(scope: dict[str, Any]) -> dict[str, Any]:
-    keys = ("epochs", "lr", "batch_size", "seed", "device", "scheduler", "weight_decay", "grad_clip", "ema",
-            "threads", "precision", "accumulate", "compile", "timeout", "strategy")
-    cfg = {k: scope[k] for k in keys}
-    stopping = scope["stopping"]
+# fit()'s arguments that config.yaml does not record: the data, the code and where output goes, not how the model
+# is trained. Every other argument is recorded (a test checks that each one is in one list or the other).
+NOT_RECORDED = frozenset({"model", "train_data", "val_data", "loss", "callbacks", "out", "progress", "doctor",
+                          "loggers", "mlflow_uri", "mlflow_experiment"})
+
+
+def _fit_config(arguments: dict[str, Any], *, stopping: Any, found: Any) -> dict[str, Any]:
+    """The record of a fit: its arguments less ``NOT_RECORDED``, an object given for an option named by its type."""
+    cfg = {k: v for k, v in arguments.items() if k not in NOT_RECORDED}
     cfg["early_stop"] = None if stopping is None else {"patience": stopping.patience, "min_delta": stopping.min_delta}
-    cfg["optimizer"] = scope["optimizer"] if isinstance(scope["optimizer"], str) else type(scope["optimizer"]).__name__
-    cfg["model"] = type(scope["model"]).__name__
-    if scope.get("found") is not None:
+    if not isinstance(cfg["optimizer"], str):
+        cfg["optimizer"] = type(cfg["optimizer"]).__name__
+    cfg["model"] = type(arguments["model"]).__name__
+    if found is not None:
         cfg["lr_found_by"] = "the learning-rate finder (lr='find'; lr_find.json)"
     return cfg
