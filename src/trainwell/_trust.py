@@ -91,7 +91,7 @@ def check_file_names(names: Iterable[tuple[str, Any]], source: str | Path, typed
     typed = typed or {}
     for key, value in names:
         spec = CODE_KEYS[key]
-        if isinstance(value, str) and (value in spec.builtin() or typed.get(key) == value):
+        if isinstance(value, str) and (value in spec.builtin() or typed.get(key) == value or _library(key, value)):
             continue
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:79] + "…"
         message = (f"{source} names the {spec.what} {shown}, which is not one of trainwell's own: a file never "
@@ -104,3 +104,10 @@ def check_file_names(names: Iterable[tuple[str, Any]], source: str | Path, typed
         if key in typed:
             message += f" The command line names {typed[key]!r} instead."
         raise TrainwellError(message, fix=fix)
+
+
+def _library(key: str, value: str) -> bool:
+    """A library's model by name (``torchvision:resnet18``): a registry entry, not code the file chooses."""
+    from trainwell.models.registry import is_library_model
+
+    return key == "model.name" and is_library_model(value)

@@ -96,6 +96,11 @@ class ModelConfig(_Section):
     # Several processes (torchrun): BatchNorm statistics over the micro-batches of every process (SyncBatchNorm,
     # CUDA only) instead of each process's own; matters when each process's micro-batch is small. See docs/SCALE.md.
     sync_bn: bool = False
+    # Start from pretrained weights: a trainwell run folder (its best.pt) or a state dict file (.safetensors, .pt,
+    # .pth); true: the published weights of a torchvision: / timm: model. The last nn.Linear (the classification
+    # head) is replaced for this data's classes unless a run was trained on the same classes; train.finetune is
+    # the recipe. See docs/TRANSFER.md.
+    pretrained: bool | str | None = None
 
     @field_validator("channels", "hidden")
     @classmethod
@@ -103,6 +108,17 @@ class ModelConfig(_Section):
         if any(not 1 <= x <= MAX_WIDTH for x in v):
             raise ValueError(f"every size must be from 1 to {MAX_WIDTH}")
         return v
+
+    @model_validator(mode="after")
+    def _published_weights(self) -> ModelConfig:
+        from trainwell.models.registry import is_library_model
+
+        if self.pretrained is True and not is_library_model(self.name):
+            raise ValueError(f"pretrained=true takes the published weights of a torchvision: or timm: model; "
+                             f"{self.name!r} has none: give a run folder or a weights file as model.pretrained")
+        if self.pretrained is False or self.pretrained == "":
+            self.pretrained = None
+        return self
 
     @model_validator(mode="after")
     def _memory_options(self) -> ModelConfig:
@@ -151,6 +167,14 @@ class EarlyStopConfig(_Section):
     min_delta: float = Field(0.0, ge=0)  # an epoch improves only when it beats the best by more than this
 
 
+class FinetuneConfig(_Section):
+    # With model.pretrained (docs/TRANSFER.md has the measurements): the head alone trains for the first
+    # freeze_epochs epochs, the backbone frozen with its BatchNorm statistics; then all of it, the backbone at
+    # backbone_lr times the head's learning rate.
+    freeze_epochs: int = Field(1, ge=0, le=MAX_COUNT)
+    backbone_lr: float = Field(0.1, gt=0, le=1)
+
+
 class TrainConfig(_Section):
     epochs: int = Field(5, ge=1, le=1_000_000)  # guide B5.4 defaults: Adam, lr 1e-3, batch 64, 5 epochs
     # auto: the largest power-of-two micro-batch that fits in GPU memory (times processes and accumulate);
@@ -173,6 +197,7 @@ class TrainConfig(_Section):
     monitor: str = "val_loss"
     monitor_mode: Literal["auto", "min", "max"] = "auto"  # auto: losses min, metrics as they declare (accuracy max)
     early_stop: EarlyStopConfig = Field(default_factory=EarlyStopConfig)  # e.g. --set train.early_stop.patience=5
+    finetune: FinetuneConfig = Field(default_factory=FinetuneConfig)  # used with model.pretrained only
     ema: float | None = Field(None, gt=0, lt=1)  # per-step decay of a weight average used for val, test, best.pt
     log_every: int = Field(10, ge=1, le=MAX_COUNT)  # steps between reads of the loss from the device (bar, steps.csv, TensorBoard)
     # intra-op CPU threads (torch.set_num_threads); None: the usable cores (CPU affinity, container quota) divided

@@ -106,8 +106,10 @@ class RunParts:
                                              train=True))
 
 
-def prepare(config: Config) -> RunParts:
-    """Threads, seed, device and strategy, then the task's data, model and loss (on the device)."""
+def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
+    """Threads, seed, device and strategy, then the task's data, model and loss (on the device). With
+    ``model.pretrained`` the model starts from those weights (``pretrained=False``: a resumed run, which has its
+    own; the data is normalized as the pretrained run's either way)."""
     from trainwell.engine.distributed import device_for, strategy_for
 
     apply_threads(config.train.threads)
@@ -118,6 +120,11 @@ def prepare(config: Config) -> RunParts:
     task = get_task(config.task)
     bundle = task.build_data(config)
     model = task.build_model(config, bundle)
+    if config.model.pretrained:
+        from trainwell.models.pretrained import apply_pretrained
+
+        bundle.info.setdefault("notes", []).extend(apply_pretrained(model, bundle, config.model.pretrained,
+                                                                    weights=pretrained, name=config.model.name))
     loss_fn = task.build_loss(config, bundle)
     model.to(device)
     use_channels_last(model, config.model.channels_last, device.type)
@@ -136,7 +143,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
 
     if "mlflow" in config.log.loggers:  # a missing package fails the run before any data is read
         import_mlflow(store_uri(config.log.mlflow_uri))
-    parts = prepare(config)
+    parts = prepare(config, pretrained=not (resume and last_checkpoint(run_dir / "checkpoints") is not None))
     device, strategy, task, bundle, model, loss_fn = (parts.device, parts.strategy, parts.task, parts.bundle,
                                                       parts.model, parts.loss_fn)
     main = strategy.is_main
@@ -149,8 +156,14 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     loggers = run_loggers(config.log, params=config.to_dict(), run_dir=run_dir, log_every=tc.log_every) if main else []
     train_loader = parts.loader(tc.batch_size)
     val_loader = _eval_loader(bundle.val, config, pin, task, strategy)
-    optimizer = build_optimizer(list(model.parameters()) + list(loss_fn.parameters()), tc.optimizer, tc.lr,
-                                weight_decay=tc.weight_decay, momentum=tc.momentum)
+    params: Any = list(model.parameters()) + list(loss_fn.parameters())
+    if config.model.pretrained:  # the fine-tuning recipe: the backbone at its own, lower rate
+        from trainwell.engine.finetune import param_groups
+        from trainwell.models.pretrained import head_of
+
+        head = head_of(model)[1]
+        params = param_groups(model, head, tc.lr, tc.finetune.backbone_lr, others=list(loss_fn.parameters()))
+    optimizer = build_optimizer(params, tc.optimizer, tc.lr, weight_decay=tc.weight_decay, momentum=tc.momentum)
     scheduler, interval = build_scheduler(optimizer, tc.scheduler, epochs=tc.epochs,
                                           steps_per_epoch=train_loader.batches_per_epoch,
                                           step_size=tc.step_size, gamma=tc.gamma)
@@ -168,6 +181,11 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
 
         callbacks.insert(0, Ema(tc.ema))
     callbacks += auto.callbacks  # summary.json's record of what the finders chose
+    if config.model.pretrained and tc.finetune.freeze_epochs:
+        from trainwell.engine.finetune import FreezeBackbone
+
+        strategy.check_freezing()
+        callbacks.insert(0, FreezeBackbone(model, head, tc.finetune.freeze_epochs))
     if doctor and main and strategy.shards_model:  # its checks read whole weights and gradients on rank 0 alone
         print("trainwell: the doctor does not watch fsdp runs yet: its checks read whole weights and gradients, "
               "which no process holds (they would wait for the others); this run trains without it",

@@ -12,6 +12,10 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", help="dataset name, or NAME:PATH (csv:file.csv, image-folder:DIR); see `trainwell datasets`")
     p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
     p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
+    p.add_argument("--pretrained", metavar="PATH", nargs="?", const=True,
+                   help="start from pretrained weights: alone, the published weights of a torchvision: / timm: model; "
+                        "with a path, a trainwell run folder or a .safetensors / .pt / .pth state dict. The "
+                        "classification head is replaced for this data's classes (docs/TRANSFER.md)")
     p.add_argument("--tokenizer", help="text: char, word, or your package.module:function (text.tokenizer)")
     p.add_argument("--epochs", type=int)
     p.add_argument("--batch-size", type=_or_auto(int), metavar="N|auto",
@@ -70,6 +74,7 @@ def config_flags(args: argparse.Namespace) -> dict[str, Any]:
         "train.checkpoint_every": getattr(args, "checkpoint_every", None),
         "train.precision": args.precision, "train.accumulate": args.accumulate, "train.compile": args.compile,
         "train.timeout": getattr(args, "timeout", None), "train.strategy": getattr(args, "strategy", None),
+        "model.pretrained": getattr(args, "pretrained", None),
         "train.early_stop.patience": getattr(args, "early_stop", None),
         "log.loggers": getattr(args, "logger", None), "log.mlflow_uri": getattr(args, "tracking_uri", None),
     }

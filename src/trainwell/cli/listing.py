@@ -30,7 +30,8 @@ def run_models(args: argparse.Namespace) -> int:
     from trainwell.models import MODELS
 
     _table("models", [(e.name, e.summary) for e in MODELS],
-           "Use one with --model NAME, or your own nn.Module with --model package.module:Class.")
+           "Use one with --model NAME, an image library's with --model torchvision:NAME or timm:NAME (published "
+           "weights: add --pretrained; docs/TRANSFER.md), or your own nn.Module with --model package.module:Class.")
     return 0
 
 

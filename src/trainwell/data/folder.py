@@ -26,18 +26,43 @@ def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor
 
     try:
         with Image.open(path) as img:
-            img = img.convert("L" if channels == 1 else "RGB")
-            if img.size != (size[1], size[0]):
-                img = img.resize((size[1], size[0]), Image.BILINEAR)
-            arr = np.asarray(img, dtype=np.uint8)
+            arr = _pixels(img, channels, size)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
         # Training checks every file first (_check_readable, which offers data.skip_bad); here the
         # file is one the user named to predict / embed / verify, which take no --set.
         raise DataError(f"Cannot read image {str(path)!r}: {e}.",
                         fix="leave this file out, or replace it with a readable image") from None
     t = torch.from_numpy(arr.copy())
-    t = t.unsqueeze(0) if t.ndim == 2 else t.permute(2, 0, 1)
-    return t.float() / 255.0
+    return t.unsqueeze(0) if t.ndim == 2 else t.permute(2, 0, 1)
+
+
+_WIDE = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # 16-bit, 32-bit integer and float grayscale
+
+
+def _pixels(img: Any, channels: int, size: tuple[int, int]) -> np.ndarray:
+    """An opened image as float32 values in [0, 1], (H, W) or (H, W, 3), the way a photo is meant to be seen:
+    turned as its EXIF orientation says, transparency composited onto white (not whatever colour the
+    transparent pixels hold), 16-bit and float grayscale scaled to [0, 1] (not clipped at 255)."""
+    from PIL import Image, ImageOps
+
+    img = ImageOps.exif_transpose(img)
+    target = (size[1], size[0])
+    if img.mode in _WIDE:
+        values = np.asarray(img, dtype=np.float32)
+        top = 65535.0 if img.mode.startswith("I;16") or (img.mode == "I" and values.max() > 255) else \
+            (255.0 if img.mode == "I" else max(float(values.max()), 1.0))
+        gray = Image.fromarray(np.clip(values / top, 0, 1).astype(np.float32), mode="F")
+        if gray.size != target:
+            gray = gray.resize(target, Image.BILINEAR)
+        out = np.asarray(gray, dtype=np.float32)
+        return out if channels == 1 else np.repeat(out[:, :, None], 3, axis=2)
+    if "A" in img.getbands() or "transparency" in img.info:
+        rgba = img.convert("RGBA")
+        img = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba)
+    img = img.convert("L" if channels == 1 else "RGB")
+    if img.size != target:
+        img = img.resize(target, Image.BILINEAR)
+    return np.asarray(img, dtype=np.float32) / 255.0
 
 
 class ImageFiles(Dataset):
@@ -156,7 +181,7 @@ def image_folder(cfg: DataConfig) -> DataBundle:
             splits["test"] = [train_items[i] for i in parts[2]]
         train_items = [train_items[i] for i in parts[0]]
     with Image.open(train_items[0][0]) as first:
-        channels = cfg.channels or (1 if first.mode in ("L", "1", "I", "I;16", "F") else 3)
+        channels = cfg.channels or (1 if first.mode in ("L", "LA", "1", *_WIDE) else 3)
         size = (cfg.image_size, cfg.image_size) if cfg.image_size else (first.size[1], first.size[0])
     if not cfg.image_size:
         _check_training_size(train_items[0][0], size, channels)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import torch
 from torch.optim import Optimizer
@@ -13,9 +14,14 @@ from trainwell._errors import TrainwellError
 PER_STEP = ("onecycle", "cosine")  # schedules planned over every step of the run
 
 
-def build_optimizer(params: Iterable[torch.nn.Parameter], name: str, lr: float, *,
+def build_optimizer(params: Iterable[torch.nn.Parameter] | list[dict[str, Any]], name: str, lr: float, *,
                     weight_decay: float = 0.0, momentum: float = 0.9) -> Optimizer:
-    params = [p for p in params if p.requires_grad]  # frozen parameters stay out of the optimizer
+    """``params``: parameters, or groups of them (dicts with ``params`` and their own options, e.g. ``lr``)."""
+    given = list(params)
+    if given and isinstance(given[0], dict):  # groups: each keeps its options; frozen parameters stay out
+        params: Any = [{**g, "params": [p for p in g["params"] if p.requires_grad]} for g in given]
+    else:
+        params = [p for p in given if p.requires_grad]  # frozen parameters stay out of the optimizer
     if name == "adam":
         return torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
     if name == "adamw":
@@ -43,8 +49,8 @@ def build_scheduler(optimizer: Optimizer, name: str, *, epochs: int, steps_per_e
     if name == "none":
         return None, "step"
     if name == "onecycle":
-        lr = optimizer.param_groups[0]["lr"]
-        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=total), "step"
+        peaks = [group["lr"] for group in optimizer.param_groups]  # each group peaks at its own rate
+        return torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=peaks, total_steps=total), "step"
     if name == "cosine":
         return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total), "step"
     if name == "step":

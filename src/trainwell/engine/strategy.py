@@ -79,6 +79,18 @@ class Strategy:
         """Refuse, with the way out, what this strategy cannot train (``precision``'s name, ``compile``, a loss with
         parameters of its own); every strategy here trains all of it but FSDP."""
 
+    def check_freezing(self) -> None:
+        """Refuse, with the way out, a fine-tuning recipe that freezes the backbone for some epochs and then
+        unfreezes it, where this strategy cannot follow parameters that start receiving gradients mid-run."""
+        if self.world_size > 1:
+            from trainwell._errors import ConfigError
+
+            raise ConfigError("Freezing the pretrained backbone for the first epochs (train.finetune.freeze_epochs) "
+                              "runs in one process for now: DDP and FSDP fix at the start which parameters "
+                              "exchange gradients.",
+                              fix="set train.finetune.freeze_epochs=0 for several processes (the backbone then "
+                                  "trains from the start at its lower rate, train.finetune.backbone_lr)")
+
     def rebind(self, optimizer: torch.optim.Optimizer, model: nn.Module) -> None:
         """After ``wrap``: point ``optimizer`` at the parameters the model now holds, where wrapping replaced them
         (sharding does; DDP keeps them)."""

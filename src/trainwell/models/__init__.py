@@ -1,4 +1,5 @@
-"""Models: a registry of builders (``mlp``, ``cnn``, ``lstm``, ``gru``) plus users' own ``package.module:Class``.
+"""Models: a registry of builders (``mlp``, ``cnn``, ``lstm``, ``gru``), the image libraries' models by name
+(``torchvision:NAME``, ``timm:NAME``) and users' own ``package.module:Class``.
 
 Importing this package is cheap; building a model imports torch.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from trainwell.models.registry import MODELS
+from trainwell.models.registry import MODELS, is_library_model
 
 if TYPE_CHECKING:
     from torch import nn
@@ -17,6 +18,10 @@ if TYPE_CHECKING:
 
 def build_model(cfg: ModelConfig, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
     """The model named by ``cfg.name`` for inputs of ``input_shape`` and ``num_classes`` outputs."""
+    if is_library_model(cfg.name):
+        from trainwell.models.library import build_library_model
+
+        return build_library_model(cfg.name, tuple(input_shape), num_classes, published=cfg.pretrained is True)
     if ":" in cfg.name:
         from trainwell.models.custom import load_user_model
 

@@ -27,6 +27,14 @@ MODELS.register_lazy("gru", "trainwell.models.rnn:gru", task="text",
                              "last_max pooling")
 
 
+LIBRARIES = ("torchvision", "timm")  # ``torchvision:NAME`` / ``timm:NAME``: a library's model (models/library.py)
+
+
+def is_library_model(name: Any) -> bool:
+    """A library's registry entry (``torchvision:resnet18``), not an import path of the user's code."""
+    return isinstance(name, str) and name.partition(":")[0] in LIBRARIES and bool(name.partition(":")[2])
+
+
 def check_model(name: Any) -> list[str]:
     """Problems with ``model.name`` (a built-in name, or the user's ``package.module:Class``)."""
     if isinstance(name, str) and ":" not in name and name not in MODELS:

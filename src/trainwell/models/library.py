@@ -1,0 +1,107 @@
+"""Models of the image libraries by name: ``torchvision:NAME`` (any classification model of
+``torchvision.models``) and ``timm:NAME`` (any of timm's, with the ``[vision]`` extra).
+
+They are built for this data's classes: with ``model.pretrained: true`` from the library's published weights (the
+user's cache, downloading when online; offline with nothing cached is one error naming the cache and
+``--pretrained PATH``), the head then replaced by a new one starting at zero; without, from random weights with
+the right head. Grayscale input is repeated to the three channels a torchvision model expects (timm builds the
+first layer for the data's channels itself). A name is a library's registry entry, never an import path, so a
+file may name one (``trainwell._trust``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from trainwell._errors import TrainwellError
+
+
+def build_library_model(name: str, input_shape: tuple[int, ...], num_classes: int, *,
+                        published: bool = False) -> nn.Module:
+    library, _, arch = name.partition(":")
+    if len(input_shape) != 3:
+        raise TrainwellError(f"{name} is an image model; this data gives samples shaped {tuple(input_shape)}.",
+                             fix="use an image dataset (e.g. --data image-folder:DIR), or --model mlp for tables")
+    if library == "timm":
+        return _timm(arch, input_shape, num_classes, published)
+    return _torchvision(arch, input_shape, num_classes, published)
+
+
+def _torchvision(arch: str, input_shape: tuple[int, ...], num_classes: int, published: bool) -> nn.Module:
+    from torchvision import models
+
+    known = models.list_models(module=models)
+    if arch not in known:
+        from trainwell._registry import unknown_name_message
+
+        raise TrainwellError("torchvision: " + unknown_name_message("classification model", arch, known),
+                             fix="see torchvision.models.list_models(module=torchvision.models)")
+    if published:
+        weights = models.get_model_weights(arch).DEFAULT
+        model = _download(lambda: models.get_model(arch, weights=weights), f"torchvision:{arch}")
+        replace_head(model, num_classes)
+    else:
+        model = models.get_model(arch, weights=None, num_classes=num_classes)
+    if input_shape[0] == 1:  # grayscale: the three channels the first layer was built for
+        model.register_forward_pre_hook(_gray_to_rgb)
+    elif input_shape[0] != 3:
+        raise TrainwellError(f"torchvision:{arch} takes 3-channel images; this data has {input_shape[0]} channels.",
+                             fix="use RGB or grayscale images (data.channels=3), or a timm model (in_chans)")
+    return model
+
+
+def _gray_to_rgb(module: nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    x, *rest = args
+    return (x.expand(-1, 3, -1, -1), *rest) if x.ndim == 4 and x.shape[1] == 1 else args
+
+
+def _timm(arch: str, input_shape: tuple[int, ...], num_classes: int, published: bool) -> nn.Module:
+    try:
+        import timm
+    except ImportError:
+        raise TrainwellError("timm models need the timm package, which is not installed.",
+                             fix="pip install 'trainwell[vision]'") from None
+    if not timm.is_model(arch):
+        import difflib
+
+        close = difflib.get_close_matches(arch, timm.list_models(), n=5)
+        raise TrainwellError(f"timm: there is no model {arch!r}"
+                             + (f"; close names: {', '.join(close)}." if close else "."),
+                             fix="see timm.list_models() (a pattern narrows it: timm.list_models('resnet*'))")
+    return _download(lambda: timm.create_model(arch, pretrained=published, num_classes=num_classes,
+                                               in_chans=input_shape[0]), f"timm:{arch}")
+
+
+def _download(build: Any, name: str) -> nn.Module:
+    """``build()``, whose published weights may have to be downloaded: offline with nothing cached, one error."""
+    try:
+        return build()  # type: ignore[no-any-return]
+    except (OSError, ConnectionError, TimeoutError, RuntimeError) as e:
+        text = f"{type(e).__name__}: {e}"
+        if not any(word in text.lower() for word in ("url", "connect", "resolve", "network", "download", "offline",
+                                                      "timed out", "name or service", "hub", "http")):
+            raise
+        import torch.hub
+
+        raise TrainwellError(f"The published weights of {name} are not in this machine's cache and could not be "
+                             f"downloaded ({text.splitlines()[0][:200]}).",
+                             fix=f"connect to the internet once (the weights are then cached under "
+                                 f"{torch.hub.get_dir()} or ~/.cache/huggingface), or give the weights as a file: "
+                                 f"--pretrained PATH (.safetensors / .pt / .pth)") from None
+
+
+def replace_head(model: nn.Module, num_classes: int) -> tuple[str, int]:
+    """Put a new ``nn.Linear`` for ``num_classes`` starting at zero where the model's last one is; its name and
+    the old number of outputs."""
+    from trainwell.models.pretrained import head_of
+
+    name, head = head_of(model)
+    new = nn.Linear(head.in_features, num_classes, bias=head.bias is not None)
+    nn.init.zeros_(new.weight)
+    if new.bias is not None:
+        nn.init.zeros_(new.bias)
+    parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
+    setattr(parent, name.rpartition(".")[2], new)
+    return name, head.out_features

@@ -1,0 +1,92 @@
+"""The image libraries' models by name (``torchvision:NAME``, ``timm:NAME``): built for the data's classes and
+channels, published weights that cannot be downloaded said in one paragraph with the way out, a local state dict
+of the library's architecture loaded with its head replaced, the weights' own normalization, and names a file may
+hold (a registry entry is not code). Published weights themselves were not downloaded here (no network)."""
+
+from __future__ import annotations
+
+import urllib.error
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import main_in
+from trainwell._errors import TrainwellError
+from trainwell.config import ModelConfig
+from trainwell.models import build_model
+from trainwell.models.pretrained import head_of, library_statistics, load_pretrained
+
+FAST = ["--data", "digits", "--epochs", "1", "--threads", "1", "--no-progress", "--no-doctor", "--set",
+        "data.limit=200"]
+
+
+def test_a_torchvision_model_is_built_for_the_data_and_takes_grayscale() -> None:
+    model = build_model(ModelConfig(name="torchvision:resnet18"), (1, 8, 8), 7)
+    assert head_of(model)[0] == "fc" and model.fc.out_features == 7
+    assert model(torch.zeros(2, 1, 8, 8)).shape == (2, 7)  # repeated to the 3 channels conv1 takes
+    with pytest.raises(TrainwellError, match="Did you mean 'resnet18'"):
+        build_model(ModelConfig(name="torchvision:resnet181"), (3, 8, 8), 7)
+    with pytest.raises(TrainwellError, match="is an image model"):
+        build_model(ModelConfig(name="torchvision:resnet18"), (13,), 3)
+
+
+def test_published_weights_that_cannot_be_downloaded_are_one_paragraph(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))
+
+    def offline(*args: object, **kwargs: object) -> None:
+        raise urllib.error.URLError("[Errno -2] Name or service not known")
+
+    monkeypatch.setattr(torch.hub, "load_state_dict_from_url", offline)
+    with pytest.raises(TrainwellError, match="published weights of torchvision:resnet18 are not in this machine's "
+                                             "cache and could not be downloaded") as caught:
+        build_model(ModelConfig(name="torchvision:resnet18", pretrained=True), (3, 32, 32), 4)
+    assert str(tmp_path / "torch") in caught.value.fix and "--pretrained PATH" in caught.value.fix
+
+
+def test_published_weights_are_for_library_models_only() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="pretrained=true takes the published weights"):
+        ModelConfig(name="cnn", pretrained=True)
+    assert ModelConfig(name="cnn", pretrained=False).pretrained is None
+
+
+def test_a_local_file_of_the_library_architecture_gets_a_new_head(tmp_path: Path) -> None:
+    import torchvision
+
+    torch.manual_seed(0)
+    imagenet = torchvision.models.resnet18(num_classes=1000)
+    torch.save(imagenet.state_dict(), tmp_path / "resnet18.pth")
+    model = build_model(ModelConfig(name="torchvision:resnet18"), (3, 16, 16), 5)
+    said = load_pretrained(model, tmp_path / "resnet18.pth")
+    assert "head fc (Linear 512 -> 1000) replaced by a new Linear 512 -> 5" in said
+    assert torch.equal(model.layer1[0].conv1.weight, imagenet.layer1[0].conv1.weight)
+    assert torch.equal(model.bn1.running_mean, imagenet.bn1.running_mean)
+
+
+def test_the_published_weights_normalization_is_the_librarys() -> None:
+    mean, std = library_statistics("torchvision:resnet18") or ([], [])
+    assert mean == pytest.approx([0.485, 0.456, 0.406]) and std == pytest.approx([0.229, 0.224, 0.225])
+
+
+def test_a_timm_model_is_built_for_the_data_channels() -> None:
+    pytest.importorskip("timm")
+    model = build_model(ModelConfig(name="timm:resnet18"), (1, 16, 16), 3)
+    assert model(torch.zeros(2, 1, 16, 16)).shape == (2, 3)
+    with pytest.raises(TrainwellError, match="timm: "):
+        build_model(ModelConfig(name="timm:no_such_net"), (3, 16, 16), 3)
+
+
+def test_a_run_with_a_library_model_trains_predicts_and_may_be_named_by_its_files(tmp_path: Path) -> None:
+    assert main_in(tmp_path, "train", *FAST, "--model", "torchvision:resnet18", "--out", "run") == 0
+    from trainwell.cli.predict import load_predictor
+
+    model, _ = load_predictor(tmp_path / "run")  # no --model typed again: a library's name is not code
+    assert model(torch.zeros(1, 1, 8, 8)).shape == (1, 10)
+    from trainwell._trust import check_file_names
+
+    check_file_names([("model.name", "torchvision:resnet18"), ("model.name", "timm:convnext_tiny")], "config.yaml")
+    with pytest.raises(TrainwellError):
+        check_file_names([("model.name", "torchvision_extras:resnet18")], "config.yaml")
