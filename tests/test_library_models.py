@@ -38,7 +38,7 @@ def test_published_weights_that_cannot_be_downloaded_are_one_paragraph(monkeypat
     def offline(*args: object, **kwargs: object) -> None:
         raise urllib.error.URLError("[Errno -2] Name or service not known")
 
-    monkeypatch.setattr(torch.hub, "load_state_dict_from_url", offline)
+    monkeypatch.setattr("torchvision.models._api.load_state_dict_from_url", offline)  # what the weights call
     with pytest.raises(TrainwellError, match="published weights of torchvision:resnet18 are not in this machine's "
                                              "cache and could not be downloaded") as caught:
         build_model(ModelConfig(name="torchvision:resnet18", pretrained=True), (3, 32, 32), 4)
@@ -90,3 +90,43 @@ def test_a_run_with_a_library_model_trains_predicts_and_may_be_named_by_its_file
     check_file_names([("model.name", "torchvision:resnet18"), ("model.name", "timm:convnext_tiny")], "config.yaml")
     with pytest.raises(TrainwellError):
         check_file_names([("model.name", "torchvision_extras:resnet18")], "config.yaml")
+
+
+def test_published_weights_end_to_end_with_the_download_stood_in(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The published-weights path, offline: torchvision's download returns weights made here. The head is
+    replaced, the images take the weights' size and normalization, and predict rebuilds the model without
+    downloading anything."""
+    import numpy as np
+    import torchvision
+    from PIL import Image
+
+    torch.manual_seed(0)
+    stand_in = torchvision.models.resnet18().state_dict()
+    monkeypatch.setattr("torchvision.models._api.load_state_dict_from_url", lambda *args, **kwargs: stand_in)
+    rng = np.random.default_rng(0)
+    for label in ("cat", "dog"):
+        (tmp_path / "photos" / label).mkdir(parents=True)
+        for i in range(6):
+            Image.fromarray(rng.integers(0, 255, (20, 30, 3), dtype=np.uint8)).save(tmp_path / "photos" / label /
+                                                                                   f"{i}.png")
+    assert main_in(tmp_path, "train", "--data", "image-folder:photos", "--model", "torchvision:resnet18",
+                   "--pretrained", "--epochs", "1", "--batch-size", "4", "--threads", "1", "--no-progress",
+                   "--no-doctor", "--set", "data.val_fraction=0.2", "--set", "data.test_fraction=0.2", "--out",
+                   "run") == 0
+    err = capsys.readouterr().err
+    assert "the published weights of torchvision:resnet18; head fc replaced by a new Linear 512 -> 2" in err
+    assert "images resized to 224 x 224" in err and "(mean 0.485, 0.456, 0.406, std 0.229, 0.224, 0.225)" in err
+    ckpt = torch.load(tmp_path / "run" / "checkpoints" / "best.pt", weights_only=True)
+    assert ckpt["config"]["data"]["image_size"] == 224 and ckpt["config"]["model"]["pretrained"] is True
+    assert ckpt["data"]["preprocess"]["mean"] == pytest.approx([0.485, 0.456, 0.406])
+
+    def no_download(*args: object, **kwargs: object) -> None:
+        raise AssertionError("predict downloaded weights")
+
+    monkeypatch.setattr("torchvision.models._api.load_state_dict_from_url", no_download)
+    from trainwell.cli.predict import load_predictor
+
+    model, data = load_predictor(tmp_path / "run")
+    assert model(torch.zeros(1, 3, 224, 224)).shape == (1, 2) and data["preprocess"]["input_shape"] == [3, 224, 224]

@@ -118,7 +118,10 @@ def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
     strategy = strategy_for(device, name=config.train.strategy, sync_bn=config.model.sync_bn,
                             timeout=config.train.timeout, shard_min_share=config.train.shard_min_share)
     task = get_task(config.task)
+    sized = _published_size(config)
     bundle = task.build_data(config)
+    if sized:
+        bundle.info.setdefault("notes", []).append(sized)
     model = task.build_model(config, bundle)
     if config.model.pretrained:
         from trainwell.models.pretrained import apply_pretrained
@@ -130,6 +133,21 @@ def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
     use_channels_last(model, config.model.channels_last, device.type)
     loss_fn.to(device)
     return RunParts(config, device, strategy, task, bundle, model, loss_fn)
+
+
+def _published_size(config: Config) -> str | None:
+    """Published weights of a library model on an image folder: the images resized to the side the weights were
+    trained at, unless data.image_size says otherwise (recorded in the run's config)."""
+    if config.model.pretrained is not True or config.data.image_size is not None or config.data.name != "image-folder":
+        return None
+    from trainwell.models.pretrained import library_input_size
+
+    side = library_input_size(config.model.name)
+    if side is None:
+        return None
+    config.data.image_size = side
+    return f"images resized to {side} x {side}, the size {config.model.name}'s weights were trained at " \
+           "(data.image_size sets another)"
 
 
 def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,

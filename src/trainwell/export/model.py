@@ -17,7 +17,8 @@ def build_run_model(config: dict[str, Any], payload: dict[str, Any]) -> nn.Modul
     from trainwell.config import ModelConfig
     from trainwell.data import Preprocess
 
-    model_cfg = ModelConfig.model_validate(config["model"])
+    # The architecture only: the trained weights come from the checkpoint, never downloaded again.
+    model_cfg = ModelConfig.model_validate({**config["model"], "pretrained": None})
     if payload.get("task") == "text":
         from trainwell.tasks.text import build_text_model
 

@@ -163,3 +163,20 @@ def library_statistics(name: str) -> tuple[list[float], list[float]] | None:
         if cfg is not None:
             return list(cfg.mean), list(cfg.std)
     return None
+
+
+def library_input_size(name: str) -> int | None:
+    """The square side the published weights of a library model were trained at (torchvision's crop size,
+    timm's ``input_size``)."""
+    library, _, arch = name.partition(":")
+    if library == "torchvision":
+        from torchvision import models
+
+        crop = models.get_model_weights(arch).DEFAULT.transforms().crop_size
+        return int(crop[0]) if crop else None
+    if library == "timm":
+        import timm
+
+        cfg = timm.get_pretrained_cfg(arch)
+        return int(cfg.input_size[-1]) if cfg is not None else None
+    return None
