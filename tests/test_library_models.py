@@ -15,7 +15,9 @@ from conftest import main_in
 from trainwell._errors import TrainwellError
 from trainwell.config import ModelConfig
 from trainwell.models import build_model
-from trainwell.models.pretrained import head_of, library_statistics, load_pretrained
+from trainwell.app.pretrained import load_pretrained
+from trainwell.models.head import head_of
+from trainwell.models.library import library_statistics
 
 FAST = ["--data", "digits", "--epochs", "1", "--threads", "1", "--no-progress", "--no-doctor", "--set",
         "data.limit=200"]

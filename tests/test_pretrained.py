@@ -15,7 +15,8 @@ from conftest import main_in, train_once
 from trainwell._errors import TrainwellError
 from trainwell.engine.finetune import FreezeBackbone, param_groups
 from trainwell.engine.optim import build_optimizer, build_scheduler
-from trainwell.models.pretrained import head_of, load_pretrained, read_weights
+from trainwell.app.pretrained import load_pretrained, read_weights
+from trainwell.models.head import head_of
 
 FAST = ["--data", "digits", "--epochs", "1", "--threads", "1", "--no-progress", "--no-doctor",
         "--set", "model.channels=[8]", "--set", "model.hidden=[16]"]

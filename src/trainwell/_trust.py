@@ -108,6 +108,6 @@ def check_file_names(names: Iterable[tuple[str, Any]], source: str | Path, typed
 
 def _library(key: str, value: str) -> bool:
     """A library's model by name (``torchvision:resnet18``): a registry entry, not code the file chooses."""
-    from trainwell.models.registry import is_library_model
+    from trainwell._library_names import is_library_model
 
     return key == "model.name" and is_library_model(value)

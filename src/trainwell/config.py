@@ -111,7 +111,7 @@ class ModelConfig(_Section):
 
     @model_validator(mode="after")
     def _published_weights(self) -> ModelConfig:
-        from trainwell.models.registry import is_library_model
+        from trainwell._library_names import is_library_model
 
         if self.pretrained is True and not is_library_model(self.name):
             raise ValueError(f"pretrained=true takes the published weights of a torchvision: or timm: model; "

@@ -124,7 +124,7 @@ def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
         bundle.info.setdefault("notes", []).append(sized)
     model = task.build_model(config, bundle)
     if config.model.pretrained:
-        from trainwell.models.pretrained import apply_pretrained
+        from trainwell.app.pretrained import apply_pretrained
 
         bundle.info.setdefault("notes", []).extend(apply_pretrained(model, bundle, config.model.pretrained,
                                                                     weights=pretrained, name=config.model.name))
@@ -140,7 +140,7 @@ def _published_size(config: Config) -> str | None:
     trained at, unless data.image_size says otherwise (recorded in the run's config)."""
     if config.model.pretrained is not True or config.data.image_size is not None or config.data.name != "image-folder":
         return None
-    from trainwell.models.pretrained import library_input_size
+    from trainwell.models.library import library_input_size
 
     side = library_input_size(config.model.name)
     if side is None:
@@ -177,7 +177,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     params: Any = list(model.parameters()) + list(loss_fn.parameters())
     if config.model.pretrained:  # the fine-tuning recipe: the backbone at its own, lower rate
         from trainwell.engine.finetune import param_groups
-        from trainwell.models.pretrained import head_of
+        from trainwell.models.head import head_of
 
         head = head_of(model)[1]
         params = param_groups(model, head, tc.lr, tc.finetune.backbone_lr, others=list(loss_fn.parameters()))

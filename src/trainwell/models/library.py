@@ -16,6 +16,7 @@ from typing import Any
 from torch import nn
 
 from trainwell._errors import TrainwellError
+from trainwell.models.head import replace_head
 
 
 def build_library_model(name: str, input_shape: tuple[int, ...], num_classes: int, *,
@@ -92,16 +93,35 @@ def _download(build: Any, name: str) -> nn.Module:
                                  f"--pretrained PATH (.safetensors / .pt / .pth)") from None
 
 
-def replace_head(model: nn.Module, num_classes: int) -> tuple[str, int]:
-    """Put a new ``nn.Linear`` for ``num_classes`` starting at zero where the model's last one is; its name and
-    the old number of outputs."""
-    from trainwell.models.pretrained import head_of
+def library_statistics(name: str) -> tuple[list[float], list[float]] | None:
+    """The mean and std the published weights of a library model were trained with (per RGB channel)."""
+    library, _, arch = name.partition(":")
+    if library == "torchvision":
+        from torchvision import models
 
-    name, head = head_of(model)
-    new = nn.Linear(head.in_features, num_classes, bias=head.bias is not None)
-    nn.init.zeros_(new.weight)
-    if new.bias is not None:
-        nn.init.zeros_(new.bias)
-    parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
-    setattr(parent, name.rpartition(".")[2], new)
-    return name, head.out_features
+        transforms = models.get_model_weights(arch).DEFAULT.transforms()
+        return list(transforms.mean), list(transforms.std)
+    if library == "timm":
+        import timm
+
+        cfg = timm.get_pretrained_cfg(arch)
+        if cfg is not None:
+            return list(cfg.mean), list(cfg.std)
+    return None
+
+
+def library_input_size(name: str) -> int | None:
+    """The square side the published weights of a library model were trained at (torchvision's crop size,
+    timm's ``input_size``)."""
+    library, _, arch = name.partition(":")
+    if library == "torchvision":
+        from torchvision import models
+
+        crop = models.get_model_weights(arch).DEFAULT.transforms().crop_size
+        return int(crop[0]) if crop else None
+    if library == "timm":
+        import timm
+
+        cfg = timm.get_pretrained_cfg(arch)
+        return int(cfg.input_size[-1]) if cfg is not None else None
+    return None

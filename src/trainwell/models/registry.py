@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trainwell._library_names import LIBRARIES, is_library_model  # noqa: F401 - (names of this registry's module)
 from trainwell._registry import Registry, unknown_name_message
 
 MODELS: Registry[Callable[..., Any]] = Registry("model")
@@ -25,14 +26,6 @@ MODELS.register_lazy("lstm", "trainwell.models.rnn:lstm", task="text",
 MODELS.register_lazy("gru", "trainwell.models.rnn:gru", task="text",
                      summary="text: embedding -> (bi)GRU over packed sequences -> last / mean / max / attention / "
                              "last_max pooling")
-
-
-LIBRARIES = ("torchvision", "timm")  # ``torchvision:NAME`` / ``timm:NAME``: a library's model (models/library.py)
-
-
-def is_library_model(name: Any) -> bool:
-    """A library's registry entry (``torchvision:resnet18``), not an import path of the user's code."""
-    return isinstance(name, str) and name.partition(":")[0] in LIBRARIES and bool(name.partition(":")[2])
 
 
 def check_model(name: Any) -> list[str]:

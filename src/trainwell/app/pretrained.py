@@ -18,18 +18,9 @@ import torch
 from torch import nn
 
 from trainwell._errors import TrainwellError
+from trainwell.models.head import head_of
 
 SUFFIXES = (".safetensors", ".pt", ".pth")
-
-
-def head_of(model: nn.Module) -> tuple[str, nn.Linear]:
-    """The classification head: the model's last ``nn.Linear`` in module order, and its name."""
-    found = [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
-    if not found:
-        raise TrainwellError(f"{type(model).__name__} has no nn.Linear layer to serve as the classification head "
-                             "that fine-tuning replaces.",
-                             fix="end the model with an nn.Linear to the classes, or train it without --pretrained")
-    return found[-1]
 
 
 def read_weights(source: str | Path) -> tuple[dict[str, torch.Tensor], list[Any] | None, str]:
@@ -135,6 +126,8 @@ def _published(model: nn.Module, bundle: Any, name: str) -> list[str]:
     head, layer = head_of(model)
     said = [f"pretrained: the published weights of {name}; head {head} replaced by a new Linear "
             f"{layer.in_features} -> {layer.out_features} for this data's classes, starting at zero"]
+    from trainwell.models.library import library_statistics
+
     stats = library_statistics(name)
     pre = bundle.preprocess
     if stats is not None and pre.kind == "image" and len(pre.mean) in (1, 3):
@@ -146,37 +139,3 @@ def _published(model: nn.Module, bundle: Any, name: str) -> list[str]:
                     + ", ".join(f"{v:.3f}" for v in pre.mean) + ", std " + ", ".join(f"{v:.3f}" for v in pre.std)
                     + ")")
     return said
-
-
-def library_statistics(name: str) -> tuple[list[float], list[float]] | None:
-    """The mean and std the published weights of a library model were trained with (per RGB channel)."""
-    library, _, arch = name.partition(":")
-    if library == "torchvision":
-        from torchvision import models
-
-        transforms = models.get_model_weights(arch).DEFAULT.transforms()
-        return list(transforms.mean), list(transforms.std)
-    if library == "timm":
-        import timm
-
-        cfg = timm.get_pretrained_cfg(arch)
-        if cfg is not None:
-            return list(cfg.mean), list(cfg.std)
-    return None
-
-
-def library_input_size(name: str) -> int | None:
-    """The square side the published weights of a library model were trained at (torchvision's crop size,
-    timm's ``input_size``)."""
-    library, _, arch = name.partition(":")
-    if library == "torchvision":
-        from torchvision import models
-
-        crop = models.get_model_weights(arch).DEFAULT.transforms().crop_size
-        return int(crop[0]) if crop else None
-    if library == "timm":
-        import timm
-
-        cfg = timm.get_pretrained_cfg(arch)
-        return int(cfg.input_size[-1]) if cfg is not None else None
-    return None

@@ -1,0 +1,31 @@
+"""The classification head of a model: its last ``nn.Linear`` (the built-in cnn's and mlp's last layer,
+torchvision's ``fc``, most models of one's own), which fine-tuning replaces for new classes."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from trainwell._errors import TrainwellError
+
+
+def head_of(model: nn.Module) -> tuple[str, nn.Linear]:
+    """The classification head: the model's last ``nn.Linear`` in module order, and its name."""
+    found = [(name, m) for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+    if not found:
+        raise TrainwellError(f"{type(model).__name__} has no nn.Linear layer to serve as the classification head "
+                             "that fine-tuning replaces.",
+                             fix="end the model with an nn.Linear to the classes, or train it without --pretrained")
+    return found[-1]
+
+
+def replace_head(model: nn.Module, num_classes: int) -> tuple[str, int]:
+    """Put a new ``nn.Linear`` for ``num_classes`` starting at zero where the model's last one is; its name and
+    the old number of outputs."""
+    name, head = head_of(model)
+    new = nn.Linear(head.in_features, num_classes, bias=head.bias is not None)
+    nn.init.zeros_(new.weight)
+    if new.bias is not None:
+        nn.init.zeros_(new.bias)
+    parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
+    setattr(parent, name.rpartition(".")[2], new)
+    return name, head.out_features
