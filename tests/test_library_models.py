@@ -132,3 +132,26 @@ def test_published_weights_end_to_end_with_the_download_stood_in(monkeypatch: py
 
     model, data = load_predictor(tmp_path / "run")
     assert model(torch.zeros(1, 3, 224, 224)).shape == (1, 2) and data["preprocess"]["input_shape"] == [3, 224, 224]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["torchvision:mobilenet_v3_small", "timm:resnet18"])
+def test_a_library_model_from_a_local_state_dict_trains_exports_with_parity_and_predicts(tmp_path: Path,
+                                                                                        name: str) -> None:
+    """A small torchvision and a timm architecture, end to end: from weights saved to a local file (the head
+    replaced), a run, ONNX export with parity checked by `trainwell export`, and predict."""
+    import json
+
+    if name.startswith("timm"):
+        pytest.importorskip("timm")
+    torch.manual_seed(0)
+    source = build_model(ModelConfig(name=name), (1, 8, 8), 1000)
+    torch.save(source.state_dict(), tmp_path / "weights.pt")
+    assert main_in(tmp_path, "train", *FAST, "--model", name, "--pretrained", "weights.pt", "--out", "run") == 0
+    assert main_in(tmp_path, "export", "run", "--format", "onnx") == 0
+    report = json.loads((tmp_path / "run" / "export" / "onnx" / "export.json").read_text())
+    assert report["parity"]["passed"] and report["parity"]["top1_agreement"] == 1.0, report["parity"]
+    from trainwell.cli.predict import load_predictor
+
+    model, _ = load_predictor(tmp_path / "run")
+    assert model(torch.zeros(1, 1, 8, 8)).shape == (1, 10)
