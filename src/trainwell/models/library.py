@@ -11,6 +11,7 @@ file may name one (``trainwell._trust``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from torch import nn
@@ -76,7 +77,13 @@ def _timm(arch: str, input_shape: tuple[int, ...], num_classes: int, published: 
 
 
 def _download(build: Any, name: str) -> nn.Module:
-    """``build()``, whose published weights may have to be downloaded: offline with nothing cached, one error."""
+    """``build()``, whose published weights may have to be downloaded: offline with nothing cached, one error
+    (the hub client's own retry warnings kept quiet: the error says it all)."""
+    import logging
+
+    hub = logging.getLogger("huggingface_hub")
+    level = hub.level
+    hub.setLevel(logging.ERROR)
     try:
         return build()  # type: ignore[no-any-return]
     except (OSError, ConnectionError, TimeoutError, RuntimeError) as e:
@@ -84,13 +91,27 @@ def _download(build: Any, name: str) -> nn.Module:
         if not any(word in text.lower() for word in ("url", "connect", "resolve", "network", "download", "offline",
                                                       "timed out", "name or service", "hub", "http")):
             raise
-        import torch.hub
-
         raise TrainwellError(f"The published weights of {name} are not in this machine's cache and could not be "
                              f"downloaded ({text.splitlines()[0][:200]}).",
-                             fix=f"connect to the internet once (the weights are then cached under "
-                                 f"{torch.hub.get_dir()} or ~/.cache/huggingface), or give the weights as a file: "
-                                 f"--pretrained PATH (.safetensors / .pt / .pth)") from None
+                             fix=f"connect to the internet once (the weights are then cached under {_cache(name)}), "
+                                 f"or give the weights as a file: --pretrained PATH (.safetensors / .pt / .pth)") \
+            from None
+    finally:
+        hub.setLevel(level)
+
+
+def _cache(name: str) -> str:
+    """Where the library keeps downloaded weights (torch hub's folder; the Hugging Face hub's for timm)."""
+    if name.startswith("timm:"):
+        try:
+            from huggingface_hub import constants
+
+            return str(constants.HF_HUB_CACHE)
+        except ImportError:
+            return "~/.cache/huggingface/hub"
+    import torch.hub
+
+    return str(Path(torch.hub.get_dir()) / "checkpoints")
 
 
 def library_statistics(name: str) -> tuple[list[float], list[float]] | None:
