@@ -217,3 +217,35 @@ def test_a_functional_cross_entropy_with_its_options_bound_counts_targets_too() 
     for got, indices in zip(steps, batches):
         want = _direct_grads(model, loss_fn, data, indices)
         assert all(torch.allclose(a, b, atol=1e-6, rtol=1e-5) for a, b in zip(got, want))
+
+
+@pytest.mark.cuda
+def test_counting_a_per_token_loss_does_not_wait_for_the_gpu() -> None:
+    """The targets are counted on the device: no copy of a host count to the GPU that waits for it (CUDA's sync
+    debug mode turns every such wait into an error while the steps run). Not run here: this machine has no GPU."""
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(1, 20, (32, 9), generator=g)
+    labels = torch.randint(0, 4, (32, 9), generator=g)
+    labels[:, 6:] = -100
+    loader = EpochLoader(_Pairs(tokens, labels), batch_size=8, micro_batch_size=4, shuffle=True, seed=3)
+
+    class Strict(Callback):
+        def __init__(self) -> None:
+            self.steps = 0
+
+        def on_epoch_start(self, trainer: Trainer) -> None:
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode("error")
+
+        def on_train_batch_end(self, trainer: Trainer, loss: torch.Tensor) -> None:
+            self.steps += 1
+            if self.steps == 4:  # the epoch's last step: its losses are read (a wait, by design) after it
+                torch.cuda.set_sync_debug_mode("default")
+
+    torch.manual_seed(0)
+    model = _Tagger()
+    try:
+        Trainer(model, nn.CrossEntropyLoss(ignore_index=-100), torch.optim.Adam(model.parameters()), loader,
+                epochs=1, accumulate=2, device=torch.device("cuda"), log_every=1000, callbacks=[Strict()]).fit()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")

@@ -118,8 +118,9 @@ _WEIGHT_COPY: dict[str, Any] = {}  # the latest class-weight tensor copied to th
 
 
 def _weight_on(weight: torch.Tensor, device: torch.device) -> torch.Tensor:
-    """``weight`` on ``device``: the targets are counted where the loader left them (the host, before the batch
-    moves), so weights kept on the model's device are copied once, not on every step (again after a change)."""
+    """``weight`` on ``device``, the targets' (the trainer counts them on its device; a caller may count them
+    where the loader left them): a weight kept elsewhere is copied once, not on every step (again after a
+    change)."""
     if weight.device == device:
         return weight
     key = (id(weight), weight._version, str(device))

@@ -425,9 +425,12 @@ class Trainer:
         st = self.state
         self._at_boundary = False
         pairs = [_split_batch(batch) for _, batch in group]
+        # The targets go to the device first (asynchronously from a pinned loader): counted there, a per-token
+        # loss's counts and shares stay on the device, with no copy from the host that waits for it.
+        targets = [to_device(y, self.device, self.non_blocking) for _, y in pairs]
         # Each micro-batch's mean loss counts by its share of the global batch (None: it is the whole batch).
         first = group[0][0]
-        shares = micro_weights(self.loss_fn, [y for _, y in pairs], self.strategy, self.device,
+        shares = micro_weights(self.loss_fn, targets, self.strategy, self.device,
                                live=[m is None or m.live for m, _ in group],
                                step_samples=first.step_samples if first is not None else None)
         factor = self.strategy.gradient_factor
@@ -436,8 +439,8 @@ class Trainer:
         step_parts: dict[str, torch.Tensor] = {}
         step_hits: dict[str, torch.Tensor] = {}
         position = st.epoch_samples  # where samples without known indices sit in the epoch
-        for i, ((planned, _), batch) in enumerate(zip(group, pairs)):
-            x, y = to_device(batch, self.device, self.non_blocking)
+        for i, ((planned, _), (x, _), y) in enumerate(zip(group, pairs, targets, strict=True)):
+            x = to_device(x, self.device, self.non_blocking)
             size = _batch_size(y)
             if self.train_transform is not None:
                 keys = planned.indices if planned is not None else list(range(position, position + size))
