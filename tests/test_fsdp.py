@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-from test_ddp import CNN, COMMON, FAULTY, _gap, _train, _weights
+from test_ddp import CNN, COMMON, FAULTY, _env, _gap, _run, _train, _weights
 from trainwell.engine.fsdp import shard_units
 
 # The MLP's runs clip gradients (to a norm that changes the weights by 0.05): fsdp clips its sharded gradients by
@@ -159,3 +160,47 @@ def test_mixed_precision_under_fsdp_computes_in_16_bits_and_keeps_float32_weight
     summary = {name: json.loads((tmp_path / name / "summary.json").read_text()) for name in runs}
     assert summary["mixed"]["val_loss"] == pytest.approx(summary["one"]["val_loss"], abs=0.05)
     print(precision, {name: round(s["val_loss"], 4) for name, s in summary.items()})
+
+
+OVERFLOW = """
+import os
+import sys
+
+import torch
+from torch import nn
+
+from trainwell.engine import distributed
+from trainwell.engine.precision import FP16Mixed
+
+device = torch.device("cpu")
+strategy = distributed.strategy_for(device, name="fsdp")
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+precision = strategy.adopt_precision(FP16Mixed(device, init_scale=1024.0))
+forward = strategy.wrap(model)
+strategy.rebind(optimizer, model)
+before = [p.to_local().clone() for p in model.parameters()]
+precision.backward(forward(torch.randn(4, 8)).pow(2).mean())
+if strategy.rank == 1 and sys.argv[1] == "inf":  # rank 1's shard of one gradient overflows; rank 0's does not
+    model[0].weight.grad.to_local()[0, 0] = float("inf")
+precision.unscale(optimizer)
+stepped = precision.step(optimizer)
+changed = any(not torch.equal(b, p.to_local()) for b, p in zip(before, model.parameters()))
+print(f"rank {strategy.rank}: stepped={stepped} changed={changed} scale={precision.scaler.get_scale():g}", flush=True)
+distributed.leave(0)
+"""
+
+
+@pytest.mark.slow
+def test_16_mixed_under_fsdp_skips_the_step_everywhere_when_one_shard_overflows(tmp_path: Path) -> None:
+    """The gradient scaler's overflow check spans the shards: an inf in one process's shard of a gradient makes
+    every process skip the step and lower the scale alike (the processes' weights stay the same model)."""
+    (tmp_path / "overflow.py").write_text(OVERFLOW)
+    for case, said in (("inf", "stepped=False changed=False scale=512"), ("finite", "stepped=True changed=True "
+                                                                                    "scale=1024")):
+        done = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                     "overflow.py", case], _env(OMP_NUM_THREADS="1"), tmp_path)
+        assert done.returncode == 0, done.stdout[-3000:]
+        for rank in (0, 1):
+            assert f"rank {rank}: {said}" in done.stdout, done.stdout[-3000:]

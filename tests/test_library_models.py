@@ -17,7 +17,7 @@ from trainwell.config import ModelConfig
 from trainwell.models import build_model
 from trainwell.app.pretrained import load_pretrained
 from trainwell.models.head import head_of
-from trainwell.models.library import library_statistics
+from trainwell.models.library import published_preprocessing
 
 FAST = ["--data", "digits", "--epochs", "1", "--threads", "1", "--no-progress", "--no-doctor", "--set",
         "data.limit=200"]
@@ -69,7 +69,7 @@ def test_a_local_file_of_the_library_architecture_gets_a_new_head(tmp_path: Path
 
 
 def test_the_published_weights_normalization_is_the_librarys() -> None:
-    mean, std = library_statistics("torchvision:resnet18") or ([], [])
+    _, mean, std = published_preprocessing("torchvision:resnet18") or (0, [], [])
     assert mean == pytest.approx([0.485, 0.456, 0.406]) and std == pytest.approx([0.229, 0.224, 0.225])
 
 

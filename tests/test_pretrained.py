@@ -38,7 +38,7 @@ def _best(run: Path) -> dict[str, torch.Tensor]:
 
 
 def test_a_run_on_other_classes_gets_every_weight_but_a_new_head_starting_at_zero(tmp_path: Path, source: Path) -> None:
-    from trainwell.config import Config, ModelConfig
+    from trainwell.config import ModelConfig
     from trainwell.models import build_model
 
     model = build_model(ModelConfig(channels=[8], hidden=[16]), (1, 8, 8), 10)
@@ -55,7 +55,6 @@ def test_a_run_on_other_classes_gets_every_weight_but_a_new_head_starting_at_zer
     classes = torch.load(source / "checkpoints" / "best.pt", weights_only=True)["data"]["class_names"]
     assert "kept (the same classes)" in load_pretrained(again, source, classes=classes)
     assert torch.equal(again.state_dict()[f"{name}.weight"], theirs[f"{name}.weight"])
-    assert Config  # (imported for the type names above)
 
 
 @pytest.mark.parametrize("form", ["pt", "pth-wrapped", "safetensors", "trainwell-checkpoint"])
@@ -76,8 +75,8 @@ def test_a_state_dict_file_is_read_as_data(tmp_path: Path, form: str) -> None:
     else:
         path = tmp_path / "best.pt"
         torch.save({"format": "trainwell-checkpoint/1", "model": state}, path)
-    weights, classes, _ = read_weights(path)
-    assert classes is None and weights.keys() == state.keys()
+    read = read_weights(path)
+    assert read.classes is None and read.state.keys() == state.keys()
     fresh = _net(classes=3)  # another number of classes: everything but the head
     said = load_pretrained(fresh, path)
     assert "head 6 (Linear 8 -> 10) replaced by a new Linear 8 -> 3" in said

@@ -116,9 +116,12 @@ class ModelConfig(_Section):
         if self.pretrained is True and not is_library_model(self.name):
             raise ValueError(f"pretrained=true takes the published weights of a torchvision: or timm: model; "
                              f"{self.name!r} has none: give a run folder or a weights file as model.pretrained")
-        if self.pretrained is False or self.pretrained == "":
-            self.pretrained = None
         return self
+
+    @field_validator("pretrained")
+    @classmethod
+    def _no_weights(cls, v: bool | str | None) -> bool | str | None:
+        return None if v is False or v == "" else v
 
     @model_validator(mode="after")
     def _memory_options(self) -> ModelConfig:

@@ -11,21 +11,35 @@ are an error that lists them. Reading is data only: ``weights_only=True`` for ``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
 from trainwell._errors import TrainwellError
-from trainwell.models.head import head_of
+from trainwell.models.head import head_of, start_at_zero
+
+if TYPE_CHECKING:
+    from trainwell.config import Config
 
 SUFFIXES = (".safetensors", ".pt", ".pth")
 
 
-def read_weights(source: str | Path) -> tuple[dict[str, torch.Tensor], list[Any] | None, str]:
-    """The weights in ``source``, the classes they were trained on when known (a run folder), and the source
-    described in words."""
+@dataclass
+class Weights:
+    """A state dict, where it came from (in words), and, from a run folder, the classes and the preprocessing it
+    was trained with."""
+
+    state: dict[str, torch.Tensor]
+    described: str
+    classes: list[Any] | None = None
+    preprocess: dict[str, Any] | None = None
+
+
+def read_weights(source: str | Path) -> Weights:
+    """The weights in ``source`` (read once), with what a run folder also says about them."""
     path = Path(source).expanduser()
     if path.is_dir():
         from trainwell.engine.checkpoint import load_checkpoint
@@ -33,8 +47,10 @@ def read_weights(source: str | Path) -> tuple[dict[str, torch.Tensor], list[Any]
 
         best = check_run_dir(path) / "checkpoints" / "best.pt"
         ckpt = load_checkpoint(best)
-        classes = (ckpt.get("data") or {}).get("class_names")
-        return dict(ckpt["model"]), list(classes) if classes is not None else None, f"the run {path}"
+        data = ckpt.get("data") or {}
+        classes = data.get("class_names")
+        return Weights(dict(ckpt["model"]), f"the run {path}", list(classes) if classes is not None else None,
+                       data.get("preprocess"))
     if not path.is_file():
         raise TrainwellError(f"model.pretrained={str(source)!r}: no such file or run folder.",
                              fix="give a trainwell run folder, or a state dict file (" + ", ".join(SUFFIXES) + ")")
@@ -61,40 +77,32 @@ def read_weights(source: str | Path) -> tuple[dict[str, torch.Tensor], list[Any]
     if not isinstance(state, dict) or not state or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise TrainwellError(f"model.pretrained={str(source)!r} does not hold a state dict (names to tensors).",
                              fix="save the weights with torch.save(model.state_dict(), PATH)")
-    return dict(state), None, str(path)
+    return Weights(dict(state), str(path))
 
 
-def load_pretrained(model: nn.Module, source: str | Path, classes: list[Any] | None = None) -> str:
-    """Load ``source``'s weights into ``model`` (head replaced unless the classes are the same); returns the line
-    that says what was done."""
-    weights, their_classes, described = read_weights(source)
+def load_pretrained(model: nn.Module, source: str | Path | Weights, classes: list[Any] | None = None) -> str:
+    """Load ``source``'s weights into ``model`` (head replaced, at zero, unless the classes are the same); returns
+    the line that says what was done."""
+    from trainwell.engine.checkpoint import weights_mismatch
+
+    weights = source if isinstance(source, Weights) else read_weights(source)
     head_name, head = head_of(model)
-    keep_head = their_classes is not None and classes is not None and list(their_classes) == list(classes)
-    own = model.state_dict()
-    head_keys = {f"{head_name}.{k}" for k, _ in head.named_parameters()}
-    body = [k for k in own if keep_head or k not in head_keys]
-    missing = [k for k in body if k not in weights]
-    extra = [k for k in weights if k not in own]
-    shapes = [f"{k} {tuple(weights[k].shape)} (this model: {tuple(own[k].shape)})" for k in body
-              if k in weights and weights[k].shape != own[k].shape]
-    if missing or extra or shapes:
-        parts = [f"{label}: {', '.join(keys[:8])}{' ...' if len(keys) > 8 else ''}" for label, keys in
-                 (("missing", missing), ("not in this model", extra), ("other shapes", shapes)) if keys]
-        raise TrainwellError(f"The weights of {described} do not fit this model ({'; '.join(parts)}).",
+    keep_head = weights.classes is not None and classes is not None and list(weights.classes) == list(classes)
+    head_keys = set() if keep_head else {f"{head_name}.{k}" for k, _ in head.named_parameters()}
+    body = {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in head_keys}
+    differ = weights_mismatch(body, {k: tuple(v.shape) for k, v in weights.state.items() if k not in head_keys})
+    if differ:
+        raise TrainwellError(f"The weights of {weights.described} do not fit this model ({differ}).",
                              fix="build the architecture the weights come from: the same model name and options "
                                  "(model.channels, model.hidden, ...) and the same input size (data.image_size, "
                                  "data.channels) as the pretrained run or file")
-    model.load_state_dict({k: v for k, v in weights.items() if k in body}, strict=False)
-    loaded = len(body)
-    if not keep_head:  # a new head starts at zero: every class at the same score, so its first gradients are the
-        with torch.no_grad():  # data's, not a random head's noise pushed back into the pretrained features
-            for value in head.parameters():
-                value.zero_()
+    model.load_state_dict({k: v for k, v in weights.state.items() if k in body}, strict=False)
     if keep_head:
-        return f"pretrained: {loaded} tensors from {described}, head {head_name} kept (the same classes)"
-    old = weights.get(f"{head_name}.weight")
+        return f"pretrained: {len(body)} tensors from {weights.described}, head {head_name} kept (the same classes)"
+    start_at_zero(head)
+    old = weights.state.get(f"{head_name}.weight")
     was = f"Linear {old.shape[1]} -> {old.shape[0]}" if old is not None and old.ndim == 2 else "absent"
-    return (f"pretrained: {loaded} tensors from {described}; head {head_name} ({was}) replaced by a new "
+    return (f"pretrained: {len(body)} tensors from {weights.described}; head {head_name} ({was}) replaced by a new "
             f"Linear {head.in_features} -> {head.out_features} for this data's classes, starting at zero")
 
 
@@ -105,37 +113,47 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
     normalization the weights were learned with instead of this data's own (a run folder's; the library's for
     published weights); returns what was done, in words."""
     if source is True:
-        return _published(model, bundle, name)
-    said = [load_pretrained(model, source, bundle.class_names)] if weights else []
+        from trainwell.models.library import published_preprocessing
+
+        head, layer = head_of(model)
+        said = [f"pretrained: the published weights of {name}; head {head} replaced by a new Linear "
+                f"{layer.in_features} -> {layer.out_features} for this data's classes, starting at zero"]
+        published = published_preprocessing(name)
+        stats = None if published is None else {"kind": "image", "mean": published[1], "std": published[2]}
+        return said + _normalize_as(bundle.preprocess, stats, f"{name}'s weights expect", f"{name}'s weights")
     path = Path(source).expanduser()
-    if path.is_dir():
-        from trainwell.engine.checkpoint import load_checkpoint
-        from trainwell.engine.run_folder import check_run_dir
-
-        theirs = (load_checkpoint(check_run_dir(path) / "checkpoints" / "best.pt").get("data") or {}).get("preprocess")
-        pre = bundle.preprocess
-        if theirs and theirs.get("kind") == pre.kind and len(theirs.get("mean") or []) == len(pre.mean) > 0:
-            pre.mean, pre.std = [float(v) for v in theirs["mean"]], [float(v) for v in theirs["std"]]
-            said.append("inputs normalized as the pretrained run's were (mean "
-                        + ", ".join(f"{v:.3f}" for v in pre.mean) + ", std "
-                        + ", ".join(f"{v:.3f}" for v in pre.std) + ")")
-    return said
+    if not weights and not path.is_dir():
+        return []  # a resumed run: a file carries no preprocessing to follow
+    read = read_weights(path)
+    said = [load_pretrained(model, read, bundle.class_names)] if weights else []
+    return said + (_normalize_as(bundle.preprocess, read.preprocess, "the pretrained run's were", "the pretrained run")
+                   if path.is_dir() else [])
 
 
-def _published(model: nn.Module, bundle: Any, name: str) -> list[str]:
-    head, layer = head_of(model)
-    said = [f"pretrained: the published weights of {name}; head {head} replaced by a new Linear "
-            f"{layer.in_features} -> {layer.out_features} for this data's classes, starting at zero"]
-    from trainwell.models.library import library_statistics
+def _normalize_as(pre: Any, theirs: dict[str, Any] | None, as_: str, source: str) -> list[str]:
+    """This data normalized with ``theirs`` (mean and std), the statistics the weights learned with; said either
+    way (``as_`` and ``source`` word it). Grayscale data takes the average of RGB statistics (torchvision models repeat it to three channels)."""
+    mean, std = list((theirs or {}).get("mean") or []), list((theirs or {}).get("std") or [])
+    if len(pre.mean) == 1 and len(mean) == 3:
+        mean, std = [sum(mean) / 3], [sum(std) / 3]
+    if theirs is None or theirs.get("kind") != pre.kind or not pre.mean or len(mean) != len(pre.mean):
+        return [f"inputs keep this data's own normalization: {source} gives no mean and std for "
+                f"{len(pre.mean)}-channel {pre.kind} inputs"]
+    pre.mean, pre.std = [float(v) for v in mean], [float(v) for v in std]
+    return [f"inputs normalized as {as_} (mean " + ", ".join(f"{v:.3f}" for v in pre.mean) + ", std "
+            + ", ".join(f"{v:.3f}" for v in pre.std) + ")"]
 
-    stats = library_statistics(name)
-    pre = bundle.preprocess
-    if stats is not None and pre.kind == "image" and len(pre.mean) in (1, 3):
-        mean, std = stats
-        if len(pre.mean) == 1:  # grayscale repeated to RGB: the channels' average
-            mean, std = [sum(mean) / 3], [sum(std) / 3]
-        pre.mean, pre.std = [float(v) for v in mean], [float(v) for v in std]
-        said.append(f"inputs normalized as {name}'s weights expect (mean "
-                    + ", ".join(f"{v:.3f}" for v in pre.mean) + ", std " + ", ".join(f"{v:.3f}" for v in pre.std)
-                    + ")")
-    return said
+
+def published_size(config: Config) -> str | None:
+    """Published weights of a library model on an image folder: the images resized to the side the weights were
+    trained at, unless data.image_size says otherwise (recorded in the run's config); what was done, in words."""
+    if config.model.pretrained is not True or config.data.image_size is not None or config.data.name != "image-folder":
+        return None
+    from trainwell.models.library import published_preprocessing
+
+    published = published_preprocessing(config.model.name)
+    if published is None:
+        return f"images keep their own size: {config.model.name} says none for its weights (data.image_size sets one)"
+    config.data.image_size = published[0]
+    return (f"images resized to {published[0]} x {published[0]}, the size {config.model.name}'s weights were trained "
+            "at (data.image_size sets another)")

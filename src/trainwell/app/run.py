@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from trainwell._library_names import is_library_model
 from trainwell.config import Config, save_yaml
 from trainwell.data import DataBundle, TensorData
 from trainwell.data.loading import EpochLoader
@@ -118,36 +119,24 @@ def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
     strategy = strategy_for(device, name=config.train.strategy, sync_bn=config.model.sync_bn,
                             timeout=config.train.timeout, shard_min_share=config.train.shard_min_share)
     task = get_task(config.task)
-    sized = _published_size(config)
-    bundle = task.build_data(config)
-    if sized:
-        bundle.info.setdefault("notes", []).append(sized)
-    model = task.build_model(config, bundle)
-    if config.model.pretrained:
-        from trainwell.app.pretrained import apply_pretrained
+    from trainwell.app.pretrained import apply_pretrained, published_size
 
-        bundle.info.setdefault("notes", []).extend(apply_pretrained(model, bundle, config.model.pretrained,
-                                                                    weights=pretrained, name=config.model.name))
+    sized = published_size(config)
+    bundle = task.build_data(config)
+    notes = bundle.info.setdefault("notes", [])  # said when the run starts
+    notes += [sized] if sized else []
+    model = task.build_model(config, bundle)
+    if is_library_model(config.model.name):
+        from trainwell.models.library import input_notes
+
+        notes += input_notes(config.model.name, tuple(bundle.preprocess.input_shape))
+    if config.model.pretrained:
+        notes += apply_pretrained(model, bundle, config.model.pretrained, weights=pretrained, name=config.model.name)
     loss_fn = task.build_loss(config, bundle)
     model.to(device)
     use_channels_last(model, config.model.channels_last, device.type)
     loss_fn.to(device)
     return RunParts(config, device, strategy, task, bundle, model, loss_fn)
-
-
-def _published_size(config: Config) -> str | None:
-    """Published weights of a library model on an image folder: the images resized to the side the weights were
-    trained at, unless data.image_size says otherwise (recorded in the run's config)."""
-    if config.model.pretrained is not True or config.data.image_size is not None or config.data.name != "image-folder":
-        return None
-    from trainwell.models.library import library_input_size
-
-    side = library_input_size(config.model.name)
-    if side is None:
-        return None
-    config.data.image_size = side
-    return f"images resized to {side} x {side}, the size {config.model.name}'s weights were trained at " \
-           "(data.image_size sets another)"
 
 
 def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
@@ -175,6 +164,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     train_loader = parts.loader(tc.batch_size)
     val_loader = _eval_loader(bundle.val, config, pin, task, strategy)
     params: Any = list(model.parameters()) + list(loss_fn.parameters())
+    head = None
     if config.model.pretrained:  # the fine-tuning recipe: the backbone at its own, lower rate
         from trainwell.engine.finetune import param_groups
         from trainwell.models.head import head_of
@@ -199,7 +189,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
 
         callbacks.insert(0, Ema(tc.ema))
     callbacks += auto.callbacks  # summary.json's record of what the finders chose
-    if config.model.pretrained and tc.finetune.freeze_epochs:
+    if head is not None and tc.finetune.freeze_epochs:
         from trainwell.engine.finetune import FreezeBackbone
 
         strategy.check_freezing()

@@ -39,6 +39,14 @@ def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor
 _WIDE = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # 16-bit, 32-bit integer and float grayscale
 
 
+def _white(mode: str, values: np.ndarray) -> float:
+    """The value that is white in a wide grayscale image: 65535 for 16-bit files (Pillow may open them as 32-bit
+    "I"), 255 for 8-bit values held as "I", 1 for floats in [0, 1], else a float image's own largest value."""
+    if mode.startswith("I;16") or (mode == "I" and values.max() > 255):
+        return 65535.0
+    return 255.0 if mode == "I" else max(float(values.max()), 1.0)
+
+
 def _pixels(img: Any, channels: int, size: tuple[int, int]) -> np.ndarray:
     """An opened image as float32 values in [0, 1], (H, W) or (H, W, 3), the way a photo is meant to be seen:
     turned as its EXIF orientation says, transparency composited onto white (not whatever colour the
@@ -49,9 +57,7 @@ def _pixels(img: Any, channels: int, size: tuple[int, int]) -> np.ndarray:
     target = (size[1], size[0])
     if img.mode in _WIDE:
         values = np.asarray(img, dtype=np.float32)
-        top = 65535.0 if img.mode.startswith("I;16") or (img.mode == "I" and values.max() > 255) else \
-            (255.0 if img.mode == "I" else max(float(values.max()), 1.0))
-        gray = Image.fromarray(np.clip(values / top, 0, 1).astype(np.float32), mode="F")
+        gray = Image.fromarray(np.clip(values / _white(img.mode, values), 0, 1).astype(np.float32), mode="F")
         if gray.size != target:
             gray = gray.resize(target, Image.BILINEAR)
         out = np.asarray(gray, dtype=np.float32)

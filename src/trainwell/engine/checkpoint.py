@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +38,14 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise TrainwellError(f"{str(path)!r} is not a trainwell checkpoint.")
     return ckpt
+
+
+def weights_mismatch(expected: Mapping[str, tuple[int, ...]], given: Mapping[str, tuple[int, ...]]) -> str:
+    """What keeps ``given`` weights (name -> shape) from loading into a model that ``expected`` describes, in
+    words (keys missing, keys not in the model, other shapes; the first 8 of each); "" when they fit."""
+    missing = [k for k in expected if k not in given]
+    extra = [k for k in given if k not in expected]
+    shapes = [f"{k} {tuple(given[k])} (this model: {tuple(expected[k])})" for k in expected
+              if k in given and tuple(given[k]) != tuple(expected[k])]
+    return "; ".join(f"{label}: {', '.join(keys[:8])}{' ...' if len(keys) > 8 else ''}" for label, keys in
+                     (("missing", missing), ("not in this model", extra), ("other shapes", shapes)) if keys)

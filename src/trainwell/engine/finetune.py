@@ -20,17 +20,21 @@ def param_groups(model: nn.Module, head: nn.Module, lr: float, backbone_lr: floa
                  others: list[nn.Parameter] | None = None) -> list[dict[str, Any]]:
     """The optimizer's groups: the head (and ``others``, a loss's own parameters) at ``lr``, first (the rate the
     run logs), then the backbone at ``lr * backbone_lr``."""
+    return [{"params": [*head.parameters(), *(others or [])], "lr": lr},
+            {"params": backbone(model, head), "lr": lr * backbone_lr}]
+
+
+def backbone(model: nn.Module, head: nn.Module) -> list[nn.Parameter]:
+    """The model's parameters outside its head."""
     mine = {id(p) for p in head.parameters()}
-    backbone = [p for p in model.parameters() if id(p) not in mine]
-    return [{"params": [*head.parameters(), *(others or [])], "lr": lr}, {"params": backbone, "lr": lr * backbone_lr}]
+    return [p for p in model.parameters() if id(p) not in mine]
 
 
 class FreezeBackbone(Callback):
     """Epochs before ``epochs`` train the head alone (see the module's docstring)."""
 
     def __init__(self, model: nn.Module, head: nn.Module, epochs: int) -> None:
-        mine = {id(p) for p in head.parameters()}
-        self.backbone = [p for p in model.parameters() if id(p) not in mine and p.requires_grad]
+        self.backbone = [p for p in backbone(model, head) if p.requires_grad]
         inside = {id(m) for m in head.modules()}
         self.norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
                       and id(m) not in inside]

@@ -13,8 +13,8 @@ over the processes as DDP does), with these differences:
 - evaluation runs through the sharded module itself (its forward gathers parameters), so every process makes the
   same forward calls: stand-in batches are computed and dropped (``lockstep_eval``);
 - the last checkpoint is sharded, ``checkpoints/last.shards/``: every process writes its own pieces, none gathers
-  the whole (``trainwell.engine.shards``); a run saved by 2 processes resumes on 2, on 1 or under DDP, each
-  process reading what it holds;
+  the whole (``trainwell.engine.shards``); a run saved by 2 processes resumes on 2 or on 1, each process reading
+  what it holds;
 - ``best.pt`` is consolidated: rank 0 receives the whole model's weights and optimizer state, an ordinary state
   dict with plain keys, so ``predict``, ``export`` and the report read it unchanged (``model_state`` and
   ``optimizer_state`` below; loading one hands rank 0's copy to every shard);
@@ -25,14 +25,14 @@ over the processes as DDP does), with these differences:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import torch
 from torch import nn
 
 from trainwell._spread import SHARD_MIN_SHARE
-from trainwell.engine.precision import BF16Mixed, FP16Mixed, Precision
+from trainwell.engine.precision import Precision
 from trainwell.engine.strategy import DDP
 
 def shard_units(model: nn.Module, min_share: float = SHARD_MIN_SHARE) -> list[nn.Module]:
@@ -70,11 +70,11 @@ class FSDP(DDP):
         self._replaced = {id(p): name for name, p in model.named_parameters()}
         units = shard_units(model, self.min_share)
         if self._compute is not None:  # BatchNorm keeps float32 weights beside its float32 statistics: a unit of its own
-            norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
-                     and m is not model and any(True for _ in m.parameters())]
-            for norm in norms:
+            norms = {id(m): m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)
+                     and m is not model and next(m.parameters(), None) is not None}
+            for norm in norms.values():
                 fully_shard(norm, **self._policy(root=False, float32=True))
-            units = [u for u in units if all(u is not n for n in norms)]
+            units = [u for u in units if id(u) not in norms]
         for unit in units:
             fully_shard(unit, **self._policy(root=unit is model))
         return model  # sharded in place: each parameter is now a new Parameter holding this process's shard
@@ -82,17 +82,12 @@ class FSDP(DDP):
     def adopt_precision(self, precision: Precision) -> Precision:
         """bf16-mixed and 16-mixed through FSDP's own policy: each block's parameters gathered and computed in
         bfloat16 / float16, the gradients reduced and kept in float32 beside the float32 shards the optimizer
-        steps, the model's outputs cast back to float32 so the loss is computed in float32 (as autocast does); no
-        autocast around it. 16-mixed keeps its gradient scaler: a step is skipped on every process when any
+        steps, the model's outputs cast back to float32 so the loss is computed in float32 (as autocast does); the
+        plugin stops autocasting. 16-mixed keeps its gradient scaler: a step is skipped on every process when any
         process's shard of a gradient overflowed (``GradScaler`` reduces its check over the sharded gradients)."""
-        if isinstance(precision, BF16Mixed):
-            self._compute = torch.bfloat16
-            return ShardedBF16(precision.device)
-        if isinstance(precision, FP16Mixed):
-            self._compute = torch.float16
-            sharded = ShardedFP16(precision.device)
-            sharded.scaler = precision.scaler
-            return sharded
+        if precision.dtype is not None:
+            self._compute = precision.dtype
+            precision.autocasting = False
         return precision
 
     def _policy(self, *, root: bool, float32: bool = False) -> dict[str, Any]:
@@ -104,7 +99,7 @@ class FSDP(DDP):
                                                   reduce_dtype=torch.float32, cast_forward_inputs=not float32,
                                                   output_dtype=torch.float32 if root else None)}
 
-    def check_training(self, *, precision: str, compile: bool, loss_params: bool) -> None:
+    def check_training(self, *, compile: bool, loss_params: bool) -> None:
         from trainwell._errors import ConfigError
 
         if compile:
@@ -150,20 +145,6 @@ class FSDP(DDP):
                                  options=_full(load=True))
 
 
-class ShardedBF16(BF16Mixed):
-    """bf16-mixed under FSDP: FSDP's policy casts (``FSDP.adopt_precision``), so no autocast here."""
-
-    def autocast(self) -> AbstractContextManager[object]:
-        return nullcontext()
-
-
-class ShardedFP16(FP16Mixed):
-    """16-mixed under FSDP: FSDP's policy casts, the gradient scaler stays (``FSDP.adopt_precision``)."""
-
-    def autocast(self) -> AbstractContextManager[object]:
-        return nullcontext()
-
-
 def _check_torch() -> None:
     """FSDP2 and the sharded checkpoints' storage (safetensors pieces with their offsets) are in recent torch."""
     import inspect
@@ -173,11 +154,10 @@ def _check_torch() -> None:
     try:
         from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageWriter
         from torch.distributed.fsdp import fully_shard  # noqa: F401
+        ready = "save_distributed" in inspect.signature(HuggingFaceStorageWriter).parameters
     except ImportError:
-        writer = None
-    else:
-        writer = HuggingFaceStorageWriter
-    if writer is None or "save_distributed" not in inspect.signature(writer).parameters:
+        ready = False
+    if not ready:
         raise ConfigError(f"The fsdp strategy needs a newer PyTorch than this one ({torch.__version__}): its "
                           "sharding (fully_shard) or sharded checkpoints are not in it.",
                           fix="upgrade PyTorch (`pip install -U torch`), or use --strategy ddp")

@@ -31,12 +31,16 @@ class Precision:
     """``32``: float32 throughout; the base class the mixed modes extend."""
 
     name = "32"
+    dtype: torch.dtype | None = None  # what the forward computes in under autocast (None: float32, no autocast)
 
     def __init__(self, device: torch.device) -> None:
         self.device = device
+        self.autocasting = True  # False where the strategy casts the model itself (FSDP's mixed-precision policy)
 
     def autocast(self) -> AbstractContextManager[object]:
-        return nullcontext()
+        if self.dtype is None or not self.autocasting:
+            return nullcontext()
+        return torch.autocast(self.device.type, dtype=self.dtype)
 
     def backward(self, loss: torch.Tensor, weight: float | torch.Tensor | None = None) -> None:
         """Backward of ``weight * loss``. The weight (a micro-batch's share of its global batch) goes into the
@@ -72,6 +76,7 @@ PRECISIONS.register("32", "float32 throughout")(Precision)
 @PRECISIONS.register("bf16-mixed", "forward and loss in bfloat16 under torch.autocast; float32 weights")
 class BF16Mixed(Precision):
     name = "bf16-mixed"
+    dtype = torch.bfloat16
 
     def __init__(self, device: torch.device) -> None:
         super().__init__(device)
@@ -79,9 +84,6 @@ class BF16Mixed(Precision):
             raise ConfigError(f"--precision bf16-mixed: the GPU {torch.cuda.get_device_name(device)} has no "
                               "bfloat16 support (it needs an Ampere GPU or newer).",
                               fix="use --precision 16-mixed on this GPU")
-
-    def autocast(self) -> AbstractContextManager[object]:
-        return torch.autocast(self.device.type, dtype=torch.bfloat16)
 
 
 def _native_bf16(device: torch.device) -> bool:
@@ -98,15 +100,13 @@ class FP16Mixed(Precision):
     """``init_scale`` is GradScaler's (2**16); a test may start it absurdly high to force overflows."""
 
     name = "16-mixed"
+    dtype = torch.float16
 
     def __init__(self, device: torch.device, init_scale: float = 2.0**16) -> None:
         super().__init__(device)
         self.scaler = torch.amp.GradScaler(device.type, init_scale=init_scale)
         self.skipped = 0  # steps skipped in the current epoch
         self._stepped = False
-
-    def autocast(self) -> AbstractContextManager[object]:
-        return torch.autocast(self.device.type, dtype=torch.float16)
 
     def backward(self, loss: torch.Tensor, weight: float | torch.Tensor | None = None) -> None:
         # The scaler scales the gradient seed rather than the loss: the same numbers as scale(loss).backward().

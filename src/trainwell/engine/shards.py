@@ -13,7 +13,7 @@ Atomic as a whole: the folder is written as ``.last.shards.tmp``, completed, the
 one set aside and removed after), so a crash or ``kill -9`` leaves the previous checkpoint whole.
 
 Any number of processes loads it, under any strategy: each reads the pieces of each tensor it holds (resharding),
-so a run saved by 2 processes resumes on 2 (sharded again), on 1, or under DDP. Reading is data only: tensors
+so a run saved by 2 processes resumes on 2 (sharded again) or on 1. Reading is data only: tensors
 through safetensors, ``trainer.pt`` with ``weights_only=True``; ``torch.distributed.checkpoint``'s own metadata
 file, a pickle, is neither written nor read.
 """
@@ -109,26 +109,23 @@ def sharded_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[d
 
 
 def load_shards(folder: Path, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
-    """Load the sharded checkpoint ``folder`` into ``model`` and ``optimizer`` (plain, DDP's or sharded: each
-    process reads what it holds) and return the rest of it (``trainer.pt``) for ``Trainer.load_state_dict``."""
+    """Load the sharded checkpoint ``folder`` into ``model`` and ``optimizer`` (plain or sharded: each process
+    reads what it holds) and return the rest of it (``trainer.pt``) for ``Trainer.load_state_dict``."""
     import torch
     import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageReader
     from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
-    from trainwell.engine.checkpoint import load_checkpoint
+    from trainwell.engine.checkpoint import weights_mismatch
     from trainwell.engine.distributed import exchange
 
-    rest = load_checkpoint(folder / TRAINER)
-    reader = HuggingFaceStorageReader(str(folder))
-    try:
-        stored = reader.read_metadata().state_dict_metadata
-    except Exception as e:  # noqa: BLE001 - a damaged safetensors file raises several types
-        raise TrainwellError(f"The sharded checkpoint {str(folder)!r} cannot be read ({type(e).__name__}: {e}).",
-                             fix="resume from a copy of the run folder, or start the run again") from None
+    rest, reader, stored = _open(folder)
     model_state, optim_state = get_state_dict(model, optimizer)  # (the optimizer's state made for its shapes)
     wanted = {f"model/{k}": v for k, v in model_state.items()}
-    _check_model(folder, wanted, stored)
+    differ = weights_mismatch({k[len("model/"):]: tuple(v.shape) for k, v in wanted.items()},
+                              {k[len("model/"):]: tuple(m.size) for k, m in stored.items() if k.startswith("model/")})
+    if differ:
+        raise TrainwellError(f"The sharded checkpoint {str(folder)!r} holds another model's weights ({differ}).",
+                             fix="resume with the model options the run was started with (its config.yaml)")
     for name, entries in optim_state["state"].items():
         wanted.update({f"optim/{name}/{key}": value for key, value in entries.items()
                        if isinstance(value, torch.Tensor) and f"optim/{name}/{key}" in stored})
@@ -151,13 +148,8 @@ def read_model(folder: Path) -> dict[str, Any]:
     of a run's last checkpoint)."""
     import torch
     import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageReader
 
-    from trainwell.engine.checkpoint import load_checkpoint
-
-    rest = load_checkpoint(folder / TRAINER)
-    reader = HuggingFaceStorageReader(str(folder))
-    stored = reader.read_metadata().state_dict_metadata
+    rest, reader, stored = _open(folder)
     model = {key: torch.empty(tuple(meta.size), dtype=meta.properties.dtype) for key, meta in stored.items()
              if key.startswith("model/")}
     with _one_process_is_fine():
@@ -165,17 +157,20 @@ def read_model(folder: Path) -> dict[str, Any]:
     return {**rest, "model": {key[len("model/"):]: value for key, value in model.items()}}
 
 
-def _check_model(folder: Path, wanted: dict[str, torch.Tensor], stored: dict[str, Any]) -> None:
-    missing = [k[len("model/"):] for k in wanted if k not in stored]
-    unknown = [k[len("model/"):] for k in stored if k.startswith("model/") and k not in wanted]
-    wrong = [f"{k[len('model/'):]} {tuple(stored[k].size)} (this model: {tuple(v.shape)})" for k, v in wanted.items()
-             if k in stored and tuple(stored[k].size) != tuple(v.shape)]
-    if missing or unknown or wrong:
-        said = "; ".join(part for part in (
-            f"missing {', '.join(missing[:5])}" if missing else "", f"not in this model {', '.join(unknown[:5])}"
-            if unknown else "", f"other shapes {', '.join(wrong[:5])}" if wrong else "") if part)
-        raise TrainwellError(f"The sharded checkpoint {str(folder)!r} holds another model's weights ({said}).",
-                             fix="resume with the model options the run was started with (its config.yaml)")
+def _open(folder: Path) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """A sharded checkpoint's ``trainer.pt``, a reader of its pieces, and what they hold (name -> metadata)."""
+    from torch.distributed.checkpoint.hf_storage import HuggingFaceStorageReader
+
+    from trainwell.engine.checkpoint import load_checkpoint
+
+    rest = load_checkpoint(folder / TRAINER)
+    reader = HuggingFaceStorageReader(str(folder))
+    try:
+        stored = reader.read_metadata().state_dict_metadata
+    except Exception as e:  # noqa: BLE001 - a damaged safetensors file raises several types
+        raise TrainwellError(f"The sharded checkpoint {str(folder)!r} cannot be read ({type(e).__name__}: {e}).",
+                             fix="resume from a copy of the run folder, or start the run again") from None
+    return rest, reader, stored
 
 
 def _groups_by_name(model: nn.Module, optimizer: torch.optim.Optimizer) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ trainer asks the strategy, and nothing else, about processes:
 - ``sync_buffers(model)``: rank 0's buffers (BatchNorm running statistics) on every process, before evaluation.
 - ``gather(value)``: every process's value, in rank order (metrics that need all outputs, e.g. a ROC AUC).
 - ``adopt_precision(plugin)``: the precision plugin to use under this strategy (FSDP's parameters are cast by
-  FSDP itself, not by autocast).
+  FSDP itself, not by autocast: its plugin stops autocasting).
 - ``barrier()``; ``eval_module(model, forward)``: what evaluation runs through; ``clip_gradients(params,
   max_norm)``; ``model_state`` / ``load_model_state`` and ``optimizer_state`` / ``load_optimizer_state``: what a
   checkpoint holds, an ordinary state dict whatever the strategy did to the module (a sharding strategy gathers
@@ -72,12 +72,12 @@ class Strategy:
 
     def adopt_precision(self, precision: Precision) -> Precision:
         """Before ``wrap``: the precision plugin the trainer uses under this strategy (FSDP casts parameters itself
-        and hands back a plugin without autocast); every other strategy keeps ``precision``."""
+        and turns the plugin's autocast off); every other strategy keeps ``precision`` as it is."""
         return precision
 
-    def check_training(self, *, precision: str, compile: bool, loss_params: bool) -> None:
-        """Refuse, with the way out, what this strategy cannot train (``precision``'s name, ``compile``, a loss with
-        parameters of its own); every strategy here trains all of it but FSDP."""
+    def check_training(self, *, compile: bool, loss_params: bool) -> None:
+        """Refuse, with the way out, what this strategy cannot train (``compile``, a loss with parameters of its
+        own); every strategy here trains all of it but FSDP."""
 
     def check_freezing(self) -> None:
         """Refuse, with the way out, a fine-tuning recipe that freezes the backbone for some epochs and then

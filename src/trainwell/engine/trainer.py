@@ -183,8 +183,7 @@ class Trainer:
         # averaged over processes by the strategy, once per step.
         self._loss_params = [p for p in loss_fn.parameters() if p.requires_grad] \
             if isinstance(loss_fn, nn.Module) and self.strategy.world_size > 1 else []
-        self.strategy.check_training(precision=self.precision.name, compile=compile,
-                                     loss_params=bool(self._loss_params))
+        self.strategy.check_training(compile=compile, loss_params=bool(self._loss_params))
         self.state = TrainState()
         self.non_blocking = self.device.type == "cuda"
         self._pending: list[_Step] = []  # steps whose losses have not been read from the device yet

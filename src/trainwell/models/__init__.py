@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from trainwell.models.registry import MODELS, is_library_model
+from trainwell._library_names import is_library_model
+from trainwell.models.registry import MODELS
 
 if TYPE_CHECKING:
     from torch import nn

@@ -3,6 +3,7 @@ torchvision's ``fc``, most models of one's own), which fine-tuning replaces for 
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 from trainwell._errors import TrainwellError
@@ -22,10 +23,16 @@ def replace_head(model: nn.Module, num_classes: int) -> tuple[str, int]:
     """Put a new ``nn.Linear`` for ``num_classes`` starting at zero where the model's last one is; its name and
     the old number of outputs."""
     name, head = head_of(model)
-    new = nn.Linear(head.in_features, num_classes, bias=head.bias is not None)
-    nn.init.zeros_(new.weight)
-    if new.bias is not None:
-        nn.init.zeros_(new.bias)
+    new = start_at_zero(nn.Linear(head.in_features, num_classes, bias=head.bias is not None))
     parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
     setattr(parent, name.rpartition(".")[2], new)
     return name, head.out_features
+
+
+def start_at_zero(head: nn.Linear) -> nn.Linear:
+    """A new head's weights and bias at zero: every class starts at the same score, so its first gradients are the
+    data's, not a random head's noise pushed back into pretrained features."""
+    with torch.no_grad():
+        for value in head.parameters():
+            value.zero_()
+    return head

@@ -114,35 +114,26 @@ def _cache(name: str) -> str:
     return str(Path(torch.hub.get_dir()) / "checkpoints")
 
 
-def library_statistics(name: str) -> tuple[list[float], list[float]] | None:
-    """The mean and std the published weights of a library model were trained with (per RGB channel)."""
+def published_preprocessing(name: str) -> tuple[int, list[float], list[float]] | None:
+    """The square side and the per-RGB-channel mean and std the published weights of a library model were
+    trained with (torchvision's weights transforms, timm's ``pretrained_cfg``); None when the library says none."""
     library, _, arch = name.partition(":")
     if library == "torchvision":
         from torchvision import models
 
         transforms = models.get_model_weights(arch).DEFAULT.transforms()
-        return list(transforms.mean), list(transforms.std)
+        return int(transforms.crop_size[0]), list(transforms.mean), list(transforms.std)
     if library == "timm":
         import timm
 
         cfg = timm.get_pretrained_cfg(arch)
         if cfg is not None:
-            return list(cfg.mean), list(cfg.std)
+            return int(cfg.input_size[-1]), list(cfg.mean), list(cfg.std)
     return None
 
 
-def library_input_size(name: str) -> int | None:
-    """The square side the published weights of a library model were trained at (torchvision's crop size,
-    timm's ``input_size``)."""
-    library, _, arch = name.partition(":")
-    if library == "torchvision":
-        from torchvision import models
-
-        crop = models.get_model_weights(arch).DEFAULT.transforms().crop_size
-        return int(crop[0]) if crop else None
-    if library == "timm":
-        import timm
-
-        cfg = timm.get_pretrained_cfg(arch)
-        return int(cfg.input_size[-1]) if cfg is not None else None
-    return None
+def input_notes(name: str, input_shape: tuple[int, ...]) -> list[str]:
+    """What a library model does to this data's input, in words (said when the run starts)."""
+    if name.startswith("torchvision:") and len(input_shape) == 3 and input_shape[0] == 1:
+        return [f"grayscale images repeated to the 3 channels {name} takes"]
+    return []

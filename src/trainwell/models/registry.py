@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trainwell._library_names import LIBRARIES, is_library_model  # noqa: F401 - (names of this registry's module)
 from trainwell._registry import Registry, unknown_name_message
 
 MODELS: Registry[Callable[..., Any]] = Registry("model")
