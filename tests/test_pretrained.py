@@ -184,3 +184,19 @@ def test_freezing_is_refused_under_several_processes_with_the_way_out() -> None:
         Two().check_freezing()
     assert "train.finetune.freeze_epochs=0" in caught.value.fix
     Strategy().check_freezing()  # one process: fine
+
+
+def test_normalization_the_weights_do_not_give_is_said_not_assumed() -> None:
+    """Where the weights' source gives no mean and std for this data's inputs, the data keeps its own, and the run
+    says so (not a silent fallback); grayscale data takes the average of RGB statistics."""
+    from trainwell.app.pretrained import _normalize_as
+    from trainwell.data import Preprocess
+
+    pre = Preprocess(kind="image", input_shape=[1, 8, 8], mean=[0.3], std=[0.4])
+    said = _normalize_as(pre, None, "x's weights expect", "x's weights")
+    assert pre.mean == [0.3] and said == ["inputs keep this data's own normalization: x's weights gives no mean and "
+                                          "std for 1-channel image inputs"]
+    said = _normalize_as(pre, {"kind": "tabular", "mean": [0.1], "std": [0.2]}, "a run's were", "a run")
+    assert pre.mean == [0.3] and "keep this data's own normalization" in said[0]
+    said = _normalize_as(pre, {"kind": "image", "mean": [0.3, 0.6, 0.9], "std": [0.3, 0.3, 0.3]}, "rgb expects", "rgb")
+    assert pre.mean == pytest.approx([0.6]) and pre.std == pytest.approx([0.3]) and "normalized as rgb expects" in said[0]
