@@ -81,29 +81,51 @@ def read_weights(source: str | Path) -> Weights:
 
 
 def load_pretrained(model: nn.Module, source: str | Path | Weights, classes: list[Any] | None = None) -> str:
-    """Load ``source``'s weights into ``model`` (head replaced, at zero, unless the classes are the same); returns
-    the line that says what was done."""
+    """Load ``source``'s weights into ``model``; returns the line that says what was done.
+
+    The head is replaced unless the classes are the same: at zero for classes, or, for a model whose
+    ``head_starts_at_zero`` is False (an embedding layer), from its random initialization. A model with a
+    ``pretrained_state(state)`` method (the embedding models) first takes the weights under its own names."""
     from trainwell.engine.checkpoint import weights_mismatch
 
     weights = source if isinstance(source, Weights) else read_weights(source)
+    adopt = getattr(model, "pretrained_state", None)
+    state = adopt(weights.state) if adopt is not None else weights.state
     head_name, head = head_of(model)
-    keep_head = weights.classes is not None and classes is not None and list(weights.classes) == list(classes)
-    head_keys = set() if keep_head else {f"{head_name}.{k}" for k, _ in head.named_parameters()}
+    own_head = {f"{head_name}.{k}" for k, _ in head.named_parameters()}
+    if adopt is not None:  # an embedding: the head maps to the embedding, not to classes; kept when it fits
+        keep_head = all(k in state and state[k].shape == v.shape for k, v in model.state_dict().items()
+                        if k in own_head)
+    else:
+        keep_head = weights.classes is not None and classes is not None and list(weights.classes) == list(classes)
+    head_keys = set() if keep_head else own_head
     body = {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in head_keys}
-    differ = weights_mismatch(body, {k: tuple(v.shape) for k, v in weights.state.items() if k not in head_keys})
+    differ = weights_mismatch(body, {k: tuple(v.shape) for k, v in state.items() if k not in head_keys})
     if differ:
         raise TrainwellError(f"The weights of {weights.described} do not fit this model ({differ}).",
                              fix="build the architecture the weights come from: the same model name and options "
                                  "(model.channels, model.hidden, ...) and the same input size (data.image_size, "
                                  "data.channels) as the pretrained run or file")
-    model.load_state_dict({k: v for k, v in weights.state.items() if k in body}, strict=False)
+    model.load_state_dict({k: v for k, v in state.items() if k in body}, strict=False)
+    left = len(weights.state) - len(state) if adopt is not None else 0
+    unused = f" ({left} tensors of its classifier not used)" if left else ""
     if keep_head:
-        return f"pretrained: {len(body)} tensors from {weights.described}, head {head_name} kept (the same classes)"
-    start_at_zero(head)
-    old = weights.state.get(f"{head_name}.weight")
+        return f"pretrained: {len(body)} tensors from {weights.described}{unused}, head {head_name} kept " \
+               f"({'the same embedding size' if adopt is not None else 'the same classes'})"
+    at_zero = getattr(model, "head_starts_at_zero", True)
+    if at_zero:
+        start_at_zero(head)
+    old = state.get(f"{head_name}.weight")
     was = f"Linear {old.shape[1]} -> {old.shape[0]}" if old is not None and old.ndim == 2 else "absent"
-    return (f"pretrained: {len(body)} tensors from {weights.described}; head {head_name} ({was}) replaced by a new "
-            f"Linear {head.in_features} -> {head.out_features} for this data's classes, starting at zero")
+    return (f"pretrained: {len(body)} tensors from {weights.described}{unused}; head {head_name} ({was}) replaced "
+            f"by {_new_head(head, at_zero)}")
+
+
+def _new_head(head: nn.Linear, at_zero: bool) -> str:
+    if at_zero:
+        return f"a new Linear {head.in_features} -> {head.out_features} for this data's classes, starting at zero"
+    return (f"a new embedding layer Linear {head.in_features} -> {head.out_features}, randomly initialized (at zero "
+            "every image would get the same embedding)")
 
 
 def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *, weights: bool = True,
@@ -116,8 +138,8 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
         from trainwell.models.library import published_preprocessing
 
         head, layer = head_of(model)
-        said = [f"pretrained: the published weights of {name}; head {head} replaced by a new Linear "
-                f"{layer.in_features} -> {layer.out_features} for this data's classes, starting at zero"]
+        said = [f"pretrained: the published weights of {name}; head {head} replaced by "
+                f"{_new_head(layer, getattr(model, 'head_starts_at_zero', True))}"]
         published = published_preprocessing(name)
         stats = None if published is None else {"kind": "image", "mean": published[1], "std": published[2]}
         return said + _normalize_as(bundle.preprocess, stats, f"{name}'s weights expect", f"{name}'s weights")

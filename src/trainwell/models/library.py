@@ -17,21 +17,27 @@ from typing import Any
 from torch import nn
 
 from trainwell._errors import TrainwellError
-from trainwell.models.head import replace_head
+from trainwell.models.head import head_of, replace_head, start_at_zero
 
 
 def build_library_model(name: str, input_shape: tuple[int, ...], num_classes: int, *,
-                        published: bool = False) -> nn.Module:
+                        published: bool = False, zero_head: bool = True) -> nn.Module:
+    """The library's model ``name`` with ``num_classes`` outputs; with ``published`` weights its new head starts at
+    zero (``zero_head``) or, for an embedding layer, from the random initialization."""
     library, _, arch = name.partition(":")
     if len(input_shape) != 3:
         raise TrainwellError(f"{name} is an image model; this data gives samples shaped {tuple(input_shape)}.",
                              fix="use an image dataset (e.g. --data image-folder:DIR), or --model mlp for tables")
     if library == "timm":
-        return _timm(arch, input_shape, num_classes, published)
-    return _torchvision(arch, input_shape, num_classes, published)
+        model = _timm(arch, input_shape, num_classes, published)
+        if published and zero_head:  # timm initializes the new head at random
+            start_at_zero(head_of(model)[1])
+        return model
+    return _torchvision(arch, input_shape, num_classes, published, zero_head)
 
 
-def _torchvision(arch: str, input_shape: tuple[int, ...], num_classes: int, published: bool) -> nn.Module:
+def _torchvision(arch: str, input_shape: tuple[int, ...], num_classes: int, published: bool,
+                 zero_head: bool) -> nn.Module:
     from torchvision import models
 
     known = models.list_models(module=models)
@@ -43,7 +49,7 @@ def _torchvision(arch: str, input_shape: tuple[int, ...], num_classes: int, publ
     if published:
         weights = models.get_model_weights(arch).DEFAULT
         model = _download(lambda: models.get_model(arch, weights=weights), f"torchvision:{arch}")
-        replace_head(model, num_classes)
+        replace_head(model, num_classes, at_zero=zero_head)
     else:
         model = models.get_model(arch, weights=None, num_classes=num_classes)
     if input_shape[0] == 1:  # grayscale: the three channels the first layer was built for
