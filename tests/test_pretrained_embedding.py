@@ -107,3 +107,29 @@ def test_an_embedding_run_starts_from_a_classifier_run(tmp_path: Path, classifie
     assert 0.5 < summary["test_auc"] <= 1.0
     ckpt = torch.load(tmp_path / "emb" / "checkpoints" / "best.pt", weights_only=True)
     assert len(ckpt["optimizer"]["param_groups"]) == 2  # the embedding layer's rate and the backbone's
+
+
+def test_published_weights_give_an_embedding_a_random_layer_on_the_pooled_features(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchvision's download stands in with weights made here: everything but fc is theirs, fc is the embedding
+    layer, random."""
+    import torchvision
+
+    from trainwell.app.pretrained import apply_pretrained
+    from trainwell.data import Preprocess
+
+    torch.manual_seed(3)
+    stand_in = torchvision.models.resnet18().state_dict()
+    monkeypatch.setattr("torchvision.models._api.load_state_dict_from_url", lambda *args, **kwargs: stand_in)
+    model = build_embedding_model(ModelConfig(name="torchvision:resnet18", pretrained=True), EmbeddingConfig(dim=8),
+                                  (3, 32, 32))
+    mine = model.state_dict()
+    assert all(torch.equal(mine[f"model.{k}"], v) for k, v in stand_in.items() if not k.startswith("fc."))
+    assert mine["model.fc.weight"].shape == (8, 512) and mine["model.fc.weight"].abs().sum() > 0
+
+    class Bundle:
+        preprocess = Preprocess(kind="image", input_shape=[3, 32, 32], mean=[0.5] * 3, std=[0.2] * 3)
+
+    said = apply_pretrained(model, Bundle(), True, name="torchvision:resnet18")
+    assert "head model.fc replaced by a new embedding layer Linear 512 -> 8, randomly initialized" in said[0]
+    assert Bundle.preprocess.mean == pytest.approx([0.485, 0.456, 0.406])
