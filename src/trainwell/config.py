@@ -268,6 +268,17 @@ class LogConfig(_Section):
         return self
 
 
+# The sections that belong to one task, named after it: every run saves them in config.yaml, only that task's runs
+# use them (a listing, a comparison or a report leaves them out for the other tasks' runs).
+TASK_SECTIONS = ("text", "embedding")
+
+
+def used_by_task(key: str, task: Any) -> bool:
+    """Whether a run of ``task`` uses the dotted config key ``key`` (``text.max_len`` only a text run)."""
+    section = key.split(".", 1)[0]
+    return section not in TASK_SECTIONS or section == task
+
+
 class Config(_Section):
     task: Literal["classification", "text", "embedding"] = "classification"
     seed: int = Field(0, ge=0, le=MAX_SEED)

@@ -117,13 +117,15 @@ def _finished(console: Any, run_dir: Path, epochs: int) -> bool:
 def _print_config(console: Any, config: Any) -> None:
     import yaml
 
+    from trainwell.config import TASK_SECTIONS
+
     class Dumper(yaml.SafeDumper):
         pass
 
     # Sections as blocks, lists on one line: short enough to read at a glance.
     Dumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
     shown = config.to_dict()
-    for section in ("text", "embedding"):  # another task's settings are saved in config.yaml, not shown
+    for section in TASK_SECTIONS:  # another task's settings are saved in config.yaml, not shown
         if config.task != section:
             shown.pop(section, None)
     text = yaml.dump(shown, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=200)

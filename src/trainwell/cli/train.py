@@ -138,7 +138,9 @@ def _train(args: argparse.Namespace) -> int:
                       f"  trainwell train --resume {shlex.quote(str(run_dir))}", file=sys.stderr)
             return 130
         raise
-    _print_summary(console, result.summary, time.perf_counter() - started)
+    from trainwell.doctor.lang import detect_lang
+
+    _print_summary(console, result.summary, time.perf_counter() - started, detect_lang(args.lang))
     if env_rank() == 0:
         print(run_dir)
     return 0
@@ -148,8 +150,10 @@ def _threads(n: int) -> str:
     return f"{n} CPU thread{'' if n == 1 else 's'}"
 
 
-def _print_summary(console: Any, summary: dict[str, Any], wall: float) -> None:
+def _print_summary(console: Any, summary: dict[str, Any], wall: float, lang: str = "en") -> None:
     from rich.table import Table
+
+    from trainwell.verification.report import below_baseline
 
     def pct(v: Any) -> str:
         return "-" if v is None else f"{100 * v:.2f}%"
@@ -172,4 +176,7 @@ def _print_summary(console: Any, summary: dict[str, Any], wall: float) -> None:
     table.add_row("throughput", "-" if sps is None else f"{sps:,.0f} samples/s")
     table.add_row("parameters", f"{summary.get('parameters', 0):,}")
     console.print(table)
+    below = below_baseline(summary, lang)  # an embedding no better than its raw pixels: said last, plainly
+    if below:
+        console.print(below, style="bold yellow", highlight=False, markup=False, soft_wrap=True)
     console.print("Run folder (report.html, metrics.csv, checkpoints/):", highlight=False)

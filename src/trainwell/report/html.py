@@ -211,14 +211,12 @@ def _plain(obj: Any) -> Any:
     return str(obj)
 
 
-# The config's sections that belong to one task (named after it): a run shows only its own task's.
-_TASK_SECTIONS = ("text", "embedding")
-
-
 def _config_html(config: Mapping[str, Any]) -> str:
+    from trainwell.config import used_by_task
+
     if not config:
         return f'<p class="empty">{NO_DATA}</p>'
-    own = {k: v for k, v in config.items() if k not in _TASK_SECTIONS or k == config.get("task")}
+    own = {k: v for k, v in config.items() if used_by_task(str(k), config.get("task"))}  # a run's own task's
     text = yaml.safe_dump(_plain(own), sort_keys=False, allow_unicode=True, default_flow_style=False)
     return f"<pre>{escape(text)}</pre>"
 
