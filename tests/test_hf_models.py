@@ -260,6 +260,10 @@ def test_train_predict_and_export_from_the_run_folder_alone(tmp_path: Path, rows
     recorded = (run / "config.yaml").read_text()
     assert "max_len: 64" in recorded and "name: hf:tiny-bert" in recorded
     assert {"tokenizer.json", "config.json"} <= {p.name for p in (run / "hf").iterdir()}
+    assert main_in(tmp_path, "train", "--data", "tsv:reviews.tsv", "--model", "hf:tiny-bert", "--pretrained", "run",
+                   "--epochs", "1", "--threads", "1", "--no-progress", "--no-doctor", "--out", "again") == 0
+    said = "".join(capsys.readouterr())  # a run folder of an hf: run is a --pretrained source like any other
+    assert "head model.classifier kept (the same classes)" in said and "normalization" not in said
     shutil.rmtree(folder)  # predict and export read the run folder only, never the model's folder or the hub
     import transformers
 

@@ -133,7 +133,7 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
     read = read_weights(path)
     said = [load_pretrained(model, read, bundle.class_names)] if weights else []
     return said + (_normalize_as(bundle.preprocess, read.preprocess, "the pretrained run's were", "the pretrained run")
-                   if path.is_dir() else [])
+                   if path.is_dir() and bundle.preprocess.kind != "text" else [])  # token ids are not normalized
 
 
 def _normalize_as(pre: Any, theirs: dict[str, Any] | None, as_: str, source: str) -> list[str]:
