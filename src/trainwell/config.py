@@ -97,9 +97,9 @@ class ModelConfig(_Section):
     # CUDA only) instead of each process's own; matters when each process's micro-batch is small. See docs/SCALE.md.
     sync_bn: bool = False
     # Start from pretrained weights: a trainwell run folder (its best.pt) or a state dict file (.safetensors, .pt,
-    # .pth); true: the published weights of a torchvision: / timm: model. The last nn.Linear (the classification
-    # head) is replaced for this data's classes unless a run was trained on the same classes; train.finetune is
-    # the recipe. See docs/TRANSFER.md.
+    # .pth); true: the published weights of a torchvision: / timm: / hf: model (hf: also a save_pretrained folder).
+    # The last nn.Linear (the classification head) is replaced for this data's classes unless a run was trained on
+    # the same classes; train.finetune is the recipe. See docs/TRANSFER.md (hf: docs/TEXT.md).
     pretrained: bool | str | None = None
 
     @field_validator("channels", "hidden")
@@ -114,7 +114,7 @@ class ModelConfig(_Section):
         from trainwell._library_names import is_library_model
 
         if self.pretrained is True and not is_library_model(self.name):
-            raise ValueError(f"pretrained=true takes the published weights of a torchvision: or timm: model; "
+            raise ValueError(f"pretrained=true takes the published weights of a torchvision:, timm: or hf: model; "
                              f"{self.name!r} has none: give a run folder or a weights file as model.pretrained")
         return self
 

@@ -133,7 +133,13 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
     """``model.pretrained`` for a run: its weights into ``model`` (not when ``weights`` is False: a resumed run
     has its own; ``True``: the library's published weights, which the model was built with), and the input
     normalization the weights were learned with instead of this data's own (a run folder's; the library's for
-    published weights); returns what was done, in words."""
+    published weights); returns what was done, in words. An ``hf:`` model was built with its published or
+    ``save_pretrained`` weights already (``models/hf.py``), which it says."""
+    from trainwell._library_names import is_hf_model
+    from trainwell.models.hf import is_hf_folder
+
+    if is_hf_model(name) and (source is True or is_hf_folder(source)):
+        return list(getattr(model, "notes", [])) if weights else []
     if source is True:
         from trainwell.models.library import published_preprocessing
 
@@ -149,7 +155,7 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
     read = read_weights(path)
     said = [load_pretrained(model, read, bundle.class_names)] if weights else []
     return said + (_normalize_as(bundle.preprocess, read.preprocess, "the pretrained run's were", "the pretrained run")
-                   if path.is_dir() else [])
+                   if path.is_dir() and bundle.preprocess.kind != "text" else [])  # token ids are not normalized
 
 
 def _normalize_as(pre: Any, theirs: dict[str, Any] | None, as_: str, source: str) -> list[str]:

@@ -167,9 +167,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     head = None
     if config.model.pretrained:  # the fine-tuning recipe: the backbone at its own, lower rate
         from trainwell.engine.finetune import param_groups
-        from trainwell.models.head import head_of
+        from trainwell.models.head import head_module
 
-        head = head_of(model)[1]
+        head = head_module(model)
         params = param_groups(model, head, tc.lr, tc.finetune.backbone_lr, others=list(loss_fn.parameters()))
     optimizer = build_optimizer(params, tc.optimizer, tc.lr, weight_decay=tc.weight_decay, momentum=tc.momentum)
     scheduler, interval = build_scheduler(optimizer, tc.scheduler, epochs=tc.epochs,
@@ -227,6 +227,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
 
             shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)  # the stopped attempt's events
         save_yaml(config, run_dir / "config.yaml", notes=auto.notes)
+        task.write_files(run_dir)
         from trainwell.env import collect_env
 
         write_json(run_dir / "env.json", {**collect_env(), **distributed_facts(strategy)})

