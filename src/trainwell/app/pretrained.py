@@ -147,7 +147,7 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
         said = [f"pretrained: the published weights of {name}; head {head} replaced by "
                 f"{_new_head(layer, getattr(model, 'head_starts_at_zero', True))}"]
         published = published_preprocessing(name)
-        stats = None if published is None else {"kind": "image", "mean": published[1], "std": published[2]}
+        stats = None if published is None else {"kind": "image", "mean": published.mean, "std": published.std}
         return said + _normalize_as(bundle.preprocess, stats, f"{name}'s weights expect", f"{name}'s weights")
     path = Path(source).expanduser()
     if not weights and not path.is_dir():
@@ -172,16 +172,46 @@ def _normalize_as(pre: Any, theirs: dict[str, Any] | None, as_: str, source: str
             + ", ".join(f"{v:.3f}" for v in pre.std) + ")"]
 
 
-def published_size(config: Config) -> str | None:
-    """Published weights of a library model on an image folder: the images resized to the side the weights were
-    trained at, unless data.image_size says otherwise (recorded in the run's config); what was done, in words."""
-    if config.model.pretrained is not True or config.data.image_size is not None or config.data.name != "image-folder":
+def folder_geometry(config: Config) -> str | None:
+    """An image folder's geometry, set in the run's config (so config.yaml records it). With the published weights
+    of a library model, what of ``data.image_size``, ``data.resize_size`` and ``data.interpolation`` is not given
+    comes from the weights' evaluation transforms: the shorter side resized, the centre square cropped, the
+    weights' filter (an ``image_size`` of one's own keeps the weights' ratio of resize to crop). Returns what was
+    taken from the weights, in words (None: nothing). Other image folders resize with ``bilinear`` unless told."""
+    data = config.data
+    if data.name != "image-folder":
+        return None
+    from trainwell._library_names import is_library_model
+
+    if config.model.pretrained is not True or not is_library_model(config.model.name):
+        data.interpolation = data.interpolation or "bilinear"
         return None
     from trainwell.models.library import published_preprocessing
 
     published = published_preprocessing(config.model.name)
+    taken = [key for key in ("image_size", "resize_size", "interpolation") if key not in data.model_fields_set
+             or (key != "resize_size" and getattr(data, key) is None)]
     if published is None:
-        return f"images keep their own size: {config.model.name} says none for its weights (data.image_size sets one)"
-    config.data.image_size = published[0]
-    return (f"images resized to {published[0]} x {published[0]}, the size {config.model.name}'s weights were trained "
-            "at (data.image_size sets another)")
+        data.interpolation = data.interpolation or "bilinear"
+        return (f"images keep their own size: {config.model.name} says none for its weights (data.image_size sets "
+                "one)") if "image_size" in taken else None
+    if not taken:
+        return None
+    if "image_size" in taken:
+        if data.resize_size is not None and data.resize_size < published.crop_size:
+            raise TrainwellError(f"data.resize_size={data.resize_size} is smaller than the {published.crop_size} "
+                                 f"pixels {config.model.name}'s weights crop to (data.image_size).",
+                                 fix=f"give data.resize_size {published.crop_size} or more, or a smaller "
+                                     "data.image_size too")
+        data.image_size = published.crop_size
+    if "resize_size" in taken:
+        data.resize_size = max(data.image_size or 0, published.resize_size * (data.image_size or 0)
+                               // published.crop_size)
+    if "interpolation" in taken:
+        data.interpolation = published.interpolation  # type: ignore[assignment]
+    side = data.image_size
+    crop = (f"; {config.model.name}'s crop_mode {published.crop_mode!r} is done as a centre crop"
+            if published.crop_mode != "center" else "")
+    return (f"images: shorter side resized to {data.resize_size} ({data.interpolation}), centre {side} x {side} "
+            f"cropped, as {config.model.name}'s weights were evaluated{crop} (data.image_size, data.resize_size and "
+            "data.interpolation set others)")

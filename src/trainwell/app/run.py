@@ -119,12 +119,11 @@ def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
     strategy = strategy_for(device, name=config.train.strategy, sync_bn=config.model.sync_bn,
                             timeout=config.train.timeout, shard_min_share=config.train.shard_min_share)
     task = get_task(config.task)
-    from trainwell.app.pretrained import apply_pretrained, published_size
+    from trainwell.app.pretrained import apply_pretrained, folder_geometry
 
-    sized = published_size(config)
+    sized = folder_geometry(config) if pretrained else None  # (a resumed run keeps the geometry it recorded)
     bundle = task.build_data(config)
-    notes = bundle.info.setdefault("notes", [])  # said when the run starts
-    notes += [sized] if sized else []
+    notes = bundle.info["notes"] = ([sized] if sized else []) + bundle.info.get("notes", [])  # said at the start
     model = task.build_model(config, bundle)
     if is_library_model(config.model.name):
         from trainwell.models.library import input_notes

@@ -99,8 +99,9 @@ def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], list[str], dic
         else:
             from trainwell.data.input_check import file_size, image_warnings
 
-            channels, h, w = pre.input_shape
-            image = read_image(path, channels, (h, w))  # (C, H, W) in [0, 1]
+            from trainwell.data.geometry import ImageGeometry
+
+            image = read_image(path, pre.input_shape[0], ImageGeometry.of(pre))  # (C, H, W) in [0, 1], as trained
             warnings[str(path)] = image_warnings(str(path), image, pre, file_size(path))
             rows.append(pre.normalize(image.unsqueeze(0)))
             names.append(str(path))
@@ -108,9 +109,10 @@ def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], list[str], dic
     return torch.cat(rows), names, labels, warnings
 
 
-def read_image(path: Path, channels: int, size: tuple[int, int]) -> Any:
-    """An image file named on the command line as a (C, H, W) tensor in [0, 1]; an image whose pixel count is
-    past Pillow's decompression-bomb limit is one clear error."""
+def read_image(path: Path, channels: int, size: Any) -> Any:
+    """An image file named on the command line as a (C, H, W) tensor in [0, 1], at ``size`` (an ``ImageGeometry``,
+    the run's resize and crop, or a (H, W) size); an image whose pixel count is past Pillow's decompression-bomb
+    limit is one clear error."""
     from PIL import Image
 
     from trainwell._errors import DataError

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from trainwell.engine.trainer import Trainer
 
 PROGRESS = {True: "bar", False: "lines", "bar": "bar", "lines": "lines", "none": "none"}
+# data_wait from which the epoch's line says it: the loader does not keep up (more workers, data.num_workers, or
+# smaller images would help)
+DATA_WAIT_SAID = 0.2
 
 
 def progress_callback(progress: bool | str, console: Console | None = None) -> Callback | None:
@@ -38,8 +41,10 @@ def epoch_line(trainer: Trainer, row: dict[str, Any]) -> str:
     best = " [green]best[/]" if row.get("is_best") and row.get("val_loss") is not None else ""
     metrics = "".join(f"  {k.replace('accuracy', 'acc')} {_fmt(v, pct=k.endswith('accuracy'))}"
                       for k, v in row.items() if k.startswith("val_") and k != "val_loss" and isinstance(v, float))
+    wait = row.get("data_wait") or 0.0
+    waited = f"  waiting for data {100 * wait:.0f}%" if wait >= DATA_WAIT_SAID else ""
     return (f"epoch {row['epoch']:>3}/{trainer.epochs}  train_loss {_fmt(row['train_loss'])}  "
-            f"val_loss {_fmt(row['val_loss'])}{metrics}  lr {row['lr']:.2e}  {row['seconds']:.1f}s{best}")
+            f"val_loss {_fmt(row['val_loss'])}{metrics}  lr {row['lr']:.2e}  {row['seconds']:.1f}s{waited}{best}")
 
 
 class EpochLines(Callback):

@@ -11,6 +11,8 @@ file may name one (``trainwell._trust``).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -126,22 +128,52 @@ def _cache(name: str) -> str:
     return str(Path(torch.hub.get_dir()) / "checkpoints")
 
 
-def published_preprocessing(name: str) -> tuple[int, list[float], list[float]] | None:
-    """The square side and the per-RGB-channel mean and std the published weights of a library model were
-    trained with (torchvision's weights transforms, timm's ``pretrained_cfg``); None when the library says none."""
+@dataclass(frozen=True)
+class Published:
+    """What published weights were trained and evaluated with: the centre crop's side, the shorter side resized
+    to before it, the resampling filter and the per-RGB-channel mean and std; ``crop_mode`` is timm's when it
+    is not the centre crop (squash, border), which trainwell does as a centre crop."""
+
+    crop_size: int
+    resize_size: int
+    interpolation: str
+    mean: list[float]
+    std: list[float]
+    crop_mode: str = "center"
+
+
+def published_preprocessing(name: str) -> Published | None:
+    """The evaluation transforms the published weights of a library model come with (torchvision's weights
+    ``transforms()``: ``crop_size``, ``resize_size``, ``interpolation``; timm's ``pretrained_cfg``: ``input_size``,
+    ``crop_pct`` (the resize is ``floor(input_size / crop_pct)``, as timm's transforms factory does),
+    ``interpolation``), read from the libraries' metadata without downloading anything; None when the library
+    says none."""
     library, _, arch = name.partition(":")
     if library == "torchvision":
         from torchvision import models
 
-        transforms = models.get_model_weights(arch).DEFAULT.transforms()
-        return int(transforms.crop_size[0]), list(transforms.mean), list(transforms.std)
+        t = models.get_model_weights(arch).DEFAULT.transforms()
+        return Published(int(t.crop_size[0]), int(t.resize_size[0]), _filter(t.interpolation.value),
+                         list(t.mean), list(t.std))
     if library == "timm":
         import timm
 
         cfg = timm.get_pretrained_cfg(arch)
         if cfg is not None:
-            return int(cfg.input_size[-1]), list(cfg.mean), list(cfg.std)
+            side = int(cfg.input_size[-1])
+            return Published(side, math.floor(side / (cfg.crop_pct or _TIMM_CROP_PCT)), _filter(cfg.interpolation),
+                             list(cfg.mean), list(cfg.std), cfg.crop_mode or "center")
     return None
+
+
+_TIMM_CROP_PCT = 0.875  # timm's default where a pretrained_cfg gives none
+
+
+def _filter(name: str) -> str:
+    """A library's interpolation name as one of data.interpolation's (timm's "random" and unknown names: bicubic,
+    the filter timm evaluates with then)."""
+    name = str(name).lower()
+    return name if name in ("nearest", "bilinear", "bicubic", "lanczos", "box", "hamming") else "bicubic"
 
 
 def input_notes(name: str, input_shape: tuple[int, ...]) -> list[str]:

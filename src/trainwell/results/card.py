@@ -34,7 +34,8 @@ MODEL_KEYS = {  # the model settings that shape each built-in model
 RECIPE_KEYS = ("task", "model.name", "train.optimizer", "train.lr", "train.weight_decay", "train.scheduler",
                "train.epochs", "train.batch_size", "train.label_smoothing", "train.grad_clip", "train.ema",
                "train.precision", "train.accumulate", "train.monitor", "seed")
-AUGMENT_KEYS = {"shift": ("shift",), "affine": ("shift", "rotate", "zoom")}
+AUGMENT_KEYS = {"shift": ("shift",), "affine": ("shift", "rotate", "zoom"),
+                "photo": ("image_size", "interpolation")}
 
 
 def _plain(value: Any) -> str:
