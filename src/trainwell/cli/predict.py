@@ -9,6 +9,15 @@ from typing import Any
 
 from trainwell.cli.code_options import add_code_options, typed_code
 
+# The prediction table's words, per language.
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "title": ("Predictions ({source})", "预测结果（{source}）"),
+    "input": ("input", "输入"),
+    "prediction": ("prediction", "预测"),
+    "probability": ("probability", "概率"),
+    "next": ("next best", "其次"),
+}
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("predict", help="predict classes for image files or a CSV with a trained run",
@@ -25,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the table (default: from the locale)")
     add_code_options(p)
     p.set_defaults(func=run)
 
@@ -170,11 +180,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Predictions ({source})")
-    table.add_column("input")
-    table.add_column("prediction", style="bold")
-    table.add_column("probability", justify="right")
-    table.add_column("next best")
+    from trainwell._lang import detect_lang, say
+
+    lang = detect_lang(args.lang)
+    table = Table(title=say(_WORDS, lang, "title", source=source))
+    table.add_column(say(_WORDS, lang, "input"))
+    table.add_column(say(_WORDS, lang, "prediction"), style="bold")
+    table.add_column(say(_WORDS, lang, "probability"), justify="right")
+    table.add_column(say(_WORDS, lang, "next"))
     for r in results:
         first, rest = r["top"][0], r["top"][1:]
         table.add_row(r["input"], first["class"], f"{100 * first['probability']:.1f}%",

@@ -6,6 +6,14 @@ import argparse
 from typing import Any
 
 STATUS_STYLE = {"finished": "green", "interrupted": "yellow", "failed": "red", "unreadable": "red"}
+# What `trainwell runs` prints, per language (column names are the keys of --json and --sort).
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "none": ("No run folders (folders with config.yaml) under {dir}.", "{dir} 下没有运行文件夹（含 config.yaml 的文件夹）。"),
+    "title": ("trainwell runs in {dir}", "{dir} 中的 trainwell 运行"),
+    "differs": ("Config columns: the {n} config.yaml value(s) that differ between these runs. Compare two "
+                "with `trainwell diff RUN_A RUN_B`.",
+                "配置列：这些运行之间不同的 {n} 个 config.yaml 值。用 `trainwell diff RUN_A RUN_B` 比较两个运行。"),
+}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,6 +27,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                                  "(metrics best first, other columns ascending)")
     p.add_argument("--reverse", action="store_true", help="reverse the --sort order")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--lang", choices=["en", "zh"], help="language (default: from the locale)")
     p.set_defaults(func=run)
 
 
@@ -45,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
     from rich.table import Table
 
+    from trainwell._lang import detect_lang, say
     from trainwell.results.catalog import FIXED_COLUMNS, catalog, sort_rows
+
+    lang = detect_lang(args.lang)
 
     cat = catalog(Path(args.dir))
     if args.sort:
@@ -55,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     console = Console()
     if not cat.rows:
-        console.print(f"No run folders (folders with config.yaml) under {args.dir}.", highlight=False)
+        console.print(say(_WORDS, lang, "none", dir=args.dir), highlight=False)
         return 0
     cells = [[cell(c, row.value(c)) for c in cat.columns[:-1]] + [row.status] for row in cat.rows]
     columns = cat.columns
@@ -67,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         cells = [[*r[:len(FIXED_COLUMNS)], "\n".join(f"{k}={cell(k, row.value(k))}" for k in cat.differing
                                                       if row.status != "unreadable"),
                   *r[len(FIXED_COLUMNS) + len(keys):]] for r, row in zip(cells, cat.rows)]
-    table = Table(title=f"trainwell runs in {args.dir}")
+    table = Table(title=say(_WORDS, lang, "title", dir=args.dir))
     for column in columns:
         table.add_column(column, style="bold" if column == "name" else None, overflow="fold",
                          no_wrap=column in ("name", "status"),
@@ -81,6 +93,5 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"{escape(row.name)} [{STATUS_STYLE.get(row.status, 'white')}]{row.status}[/]: "
                           f"{escape(row.reason)}", highlight=False)
     if cat.differing:
-        console.print(f"Config columns: the {len(cat.differing)} config.yaml value(s) that differ between these runs. "
-                      "Compare two with `trainwell diff RUN_A RUN_B`.", highlight=False)
+        console.print(say(_WORDS, lang, "differs", n=len(cat.differing)), highlight=False)
     return 0
