@@ -342,7 +342,8 @@ def test_an_embedding_below_its_raw_pixel_baseline_says_so_at_the_end(lang: str)
     out = io.StringIO()
     _print_summary(Console(file=out, width=80), BELOW, 2.0, lang)
     printed = out.getvalue().strip().splitlines()
-    assert printed[-2] == line and printed[-1].startswith("Run folder")  # one line, at the end of the output
+    folder = "Run folder" if lang == "en" else "运行文件夹"
+    assert printed[-2] == line and printed[-1].startswith(folder)  # one line, at the end of the output
     out = io.StringIO()
     _print_summary(Console(file=out, width=80), {**BELOW, "test_auc": 0.9}, 2.0, lang)
     assert line.split(":")[0] not in out.getvalue()

@@ -629,6 +629,25 @@ def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
+def flat_keys(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config tree as dotted keys and their values (a list is one value)."""
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(flat_keys(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def differences(config: Config) -> dict[str, Any]:
+    """The dotted keys whose values differ from the schema's defaults (another task's sections left out)."""
+    defaults = flat_keys(Config().to_dict())
+    others = tuple(f"{section}." for section in ("text", "embedding") if section != config.task)
+    return {k: v for k, v in flat_keys(config.to_dict()).items()
+            if not k.startswith(others) and v != defaults.get(k, object())}
+
+
 def save_yaml(config: Config, path: Path, notes: Sequence[str] = ()) -> None:
     """``notes`` become comment lines at the top (e.g. that train.lr came from the learning-rate finder)."""
     from trainwell._files import atomic_write_text

@@ -9,6 +9,15 @@ from typing import Any
 
 from trainwell.cli.code_options import add_code_options, typed_code
 
+# The prediction table's words, per language.
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "title": ("Predictions ({source})", "预测结果（{source}）"),
+    "input": ("input", "输入"),
+    "prediction": ("prediction", "预测"),
+    "probability": ("probability", "概率"),
+    "next": ("next best", "其次"),
+}
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("predict", help="predict classes for image files or a CSV with a trained run",
@@ -25,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the table (default: from the locale)")
     add_code_options(p)
     p.set_defaults(func=run)
 
@@ -193,11 +203,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return 0
-    _print_table(results, labels, text=task == "text", title=f"Predictions ({source})")
+    from trainwell._lang import detect_lang
+
+    _print_table(results, labels, text=task == "text", source=source, lang=detect_lang(args.lang))
     return 0
 
 
-def _print_table(results: list[dict[str, Any]], labels: list[str], *, text: bool, title: str) -> None:
+def _print_table(results: list[dict[str, Any]], labels: list[str], *, text: bool, source: str, lang: str) -> None:
     """The predictions as a table that fits the terminal: each input on one line, by its label (a text cut at
     its end, a path at its start, where they are alike), the other columns wrapping."""
     from rich.cells import cell_len
@@ -205,22 +217,25 @@ def _print_table(results: list[dict[str, Any]], labels: list[str], *, text: bool
     from rich.markup import escape
     from rich.table import Table
 
+    from trainwell._lang import say
+
+    heads = [say(_WORDS, lang, key) for key in ("input", "prediction", "probability", "next")]
     rows = [(" ".join(label.split()) if text else label, r["top"][0]["class"],
              f"{100 * r['top'][0]['probability']:.1f}%",
              ", ".join(f"{t['class']} {100 * t['probability']:.1f}%" for t in r["top"][1:]))
             for r, label in zip(results, labels)]
     console = Console()
-    widths = [max(cell_len(row[i]) for row in [("input", "prediction", "probability", "next best"), *rows])
+    widths = [max(cell_len(row[i]) for row in [tuple(heads), *rows])
               for i in range(4)]
     # The room the other columns leave (next best wrapping from 20 cells), never below 16 cells.
     room = max(console.width - 13 - widths[1] - widths[2] - min(widths[3], 20), 16)  # 13: borders and padding
     if not text:
         rows = [(_cut_start(row[0], room), *row[1:]) for row in rows]
-    table = Table(title=title)
-    table.add_column("input", no_wrap=True, overflow="ellipsis", min_width=min(widths[0], room), max_width=room)
-    table.add_column("prediction", style="bold", overflow="fold")
-    table.add_column("probability", justify="right", no_wrap=True)
-    table.add_column("next best", overflow="fold")
+    table = Table(title=say(_WORDS, lang, "title", source=source))
+    table.add_column(heads[0], no_wrap=True, overflow="ellipsis", min_width=min(widths[0], room), max_width=room)
+    table.add_column(heads[1], style="bold", overflow="fold")
+    table.add_column(heads[2], justify="right", no_wrap=True)
+    table.add_column(heads[3], overflow="fold")
     for row in rows:
         table.add_row(*map(escape, row))
     console.print(table)

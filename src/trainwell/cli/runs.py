@@ -6,8 +6,18 @@ import argparse
 from typing import Any
 
 STATUS_STYLE = {"finished": "green", "interrupted": "yellow", "failed": "red", "unreadable": "red"}
+# What `trainwell runs` prints, per language (column names are the keys of --json and --sort).
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "none": ("No run folders (folders with config.yaml) under {dir}.", "{dir} 下没有运行文件夹（含 config.yaml 的文件夹）。"),
+    "title": ("{count} run{s} in {dir}", "{dir} 中有 {count} 个运行"),
+    "left_out": ("Not shown at {width} columns: {columns} (--wide shows every column, --json every value).",
+                 "终端宽 {width} 列，未显示：{columns}（--wide 显示所有列，--json 显示所有值）。"),
+    "config": ("Config columns: the {count} config.yaml value(s) that differ between these runs. Compare two with "
+               "`trainwell diff RUN_A RUN_B`.",
+               "配置列：这些运行之间不同的 {count} 个 config.yaml 值。用 `trainwell diff RUN_A RUN_B` 比较两个运行。"),
+}
 
-# Every sentence the command prints, in one place (to be translated).
+# The command's help, and the words of its cells.
 TEXT = {
     "help": "list the runs in runs/ (or DIR), one line each",
     "description": "One line per run folder (a folder with config.yaml): name, date, data, model, the config "
@@ -20,14 +30,9 @@ TEXT = {
     "reverse": "reverse the --sort order",
     "wide": "every column, however wide the lines get",
     "json": "print JSON instead of a table (every value of the listed columns)",
-    "none": "No run folders (folders with config.yaml) under {dir}.",
-    "title": "{count} run{s} in {dir}",
     "same": " · {values}",
     "same_value": "{column} {value}",
     "early": "{status} (early {epoch}/{planned})",
-    "left_out": "Not shown at {width} columns: {columns} (--wide shows every column, --json every value).",
-    "config": "Config columns: the {count} config.yaml value(s) that differ between these runs. Compare two with "
-              "`trainwell diff RUN_A RUN_B`.",
 }
 
 
@@ -38,6 +43,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--reverse", action="store_true", help=TEXT["reverse"])
     p.add_argument("--wide", action="store_true", help=TEXT["wide"])
     p.add_argument("--json", action="store_true", help=TEXT["json"])
+    p.add_argument("--lang", choices=["en", "zh"], help="language (default: from the locale)")
     p.set_defaults(func=run)
 
 
@@ -116,8 +122,11 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    from trainwell._lang import detect_lang, say
     from trainwell.cli.columns import fit, lines
     from trainwell.results.catalog import catalog, sort_rows
+
+    lang = detect_lang(args.lang)
 
     cat = catalog(Path(args.dir))
     if args.sort:
@@ -128,12 +137,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     console = Console(highlight=False)
     if not cat.rows:
-        console.print(TEXT["none"].format(dir=args.dir), markup=False)
+        console.print(say(_WORDS, lang, "none", dir=args.dir), markup=False)
         return 0
     columns, same = _columns(cat, args.wide)
     shown, left_out = (columns, []) if args.wide else fit(columns, console.width)
     count = len(cat.rows)
-    console.print(TEXT["title"].format(count=count, s="" if count == 1 else "s", dir=args.dir)
+    console.print(say(_WORDS, lang, "title", count=count, s="" if count == 1 else "s", dir=args.dir)
                   + (TEXT["same"].format(values=" · ".join(same)) if same else ""), markup=False)
     for line in lines(shown):
         line.rstrip()
@@ -143,8 +152,8 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"{escape(row.name)} [{STATUS_STYLE.get(row.status, 'white')}]{row.status}[/]: "
                           f"{escape(row.reason)}")
     if left_out:
-        console.print(TEXT["left_out"].format(width=console.width, columns=", ".join(c.key for c in left_out)),
+        console.print(say(_WORDS, lang, "left_out", width=console.width, columns=", ".join(c.key for c in left_out)),
                       markup=False)
     if cat.differing:
-        console.print(TEXT["config"].format(count=len(cat.differing)), markup=False)
+        console.print(say(_WORDS, lang, "config", count=len(cat.differing)), markup=False)
     return 0
