@@ -13,10 +13,16 @@ import pytest
 import sklearn.model_selection  # noqa: E402,F401
 import torch  # noqa: E402,F401
 
+from trainwell.machine import usable_cores  # noqa: E402
+
 # Keep every test on the CPU with the machine's two cores, whatever the environment says, unless the
 # GPU tests are asked for (TRAINWELL_TEST_CUDA=1 pytest -m cuda, on a machine with a GPU).
 if os.environ.get("TRAINWELL_TEST_CUDA") != "1":
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+# A run's default thread count follows the machine's load (machine.busy_threads), and the thread count changes a
+# CPU run's floating-point sums; tests compare runs' weights, so they name the count (the machine's share of the
+# cores, as without load), in their own process and in those they start. Tests of the load set it themselves.
+os.environ.setdefault("OMP_NUM_THREADS", str(usable_cores()))
 
 
 @pytest.fixture

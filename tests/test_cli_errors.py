@@ -29,7 +29,7 @@ def fails(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     out, err = capsys.readouterr()
     assert rc == 2, f"exit code {rc}\nstdout: {out[-2000:]}\nstderr: {err[-2000:]}"
     assert "Traceback" not in out + err
-    # Data problems come after the resolved config is shown; the error is the last thing printed.
+    # The error is the last thing printed (data is checked before the config is shown).
     assert "trainwell: error: " in err, err
     assert err.count("trainwell: error: ") == 1
     return err.split("trainwell: error: ", 1)[1]

@@ -272,7 +272,7 @@ def test_cli_train_embed_verify(tmp_path: Path, capsys: pytest.CaptureFixture[st
     for key in ("test_auc", "test_tar_at_far1", "test_verify_accuracy", "threshold", "pixel_test_auc",
                 "pixel_test_tar_at_far1", "pixel_test_verify_accuracy", "val_auc"):
         assert isinstance(summary[key], float), key
-    assert summary["test_auc"] > summary["pixel_test_auc"]
+    assert summary["test_auc"] > summary["pixel_test_auc"] and summary["below_pixel_baseline"] is False
     doctor = json.loads((run / "doctor.json").read_text())
     assert doctor["findings"] == [] and doctor["internal_errors"] == []
     report = (run / "report.html").read_text()
@@ -315,3 +315,51 @@ def test_cli_train_embed_verify(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["predict", str(run), str(files[0])]) == 2
     assert "trainwell verify" in capsys.readouterr().err
     assert os.environ.get("CUDA_VISIBLE_DEVICES", "") == ""
+
+
+# --------------------------------------------------------------------------- below its own baseline
+
+
+BELOW = {"test_auc": 0.75, "test_tar_at_far1": 0.1, "test_verify_accuracy": 0.7, "threshold": 0.5,
+         "pixel_test_auc": 0.83, "pixel_test_tar_at_far1": 0.2, "pixel_test_verify_accuracy": 0.76,
+         "pixel_threshold": 0.6, "best_epoch": 2, "train_seconds": 1.0, "parameters": 100}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_embedding_below_its_raw_pixel_baseline_says_so_at_the_end(lang: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    from trainwell.cli.train import _print_summary
+    from trainwell.verification.report import below_baseline, verification_sections
+
+    line = below_baseline(BELOW, lang)
+    assert line is not None and "0.7500" in line and "0.8300" in line
+    assert ("raw-pixel baseline" in line) if lang == "en" else ("原始像素基线" in line)
+    assert below_baseline({**BELOW, "test_auc": 0.9}, lang) is None
+    assert below_baseline({"test_auc": 0.9}, lang) is None  # no baseline measured: nothing to say
+    out = io.StringIO()
+    _print_summary(Console(file=out, width=80), BELOW, 2.0, lang)
+    printed = out.getvalue().strip().splitlines()
+    folder = "Run folder" if lang == "en" else "运行文件夹"
+    assert printed[-2] == line and printed[-1].startswith(folder)  # one line, at the end of the output
+    out = io.StringIO()
+    _print_summary(Console(file=out, width=80), {**BELOW, "test_auc": 0.9}, 2.0, lang)
+    assert line.split(":")[0] not in out.getvalue()
+    curve = (np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+    html = verification_sections(BELOW, {"embedding": curve}, "note")[0][1]
+    assert below_baseline(BELOW, "en").split(":")[0] in html
+
+
+def test_the_card_of_an_embedding_run_below_its_baseline_says_so(tmp_path: Path) -> None:
+    from trainwell.results.card import render_card
+    from trainwell.results.folder import read_run
+    from trainwell.verification.report import baseline_entries
+
+    summary = {**BELOW, **baseline_entries(BELOW), "epochs": 2}
+    assert summary["below_pixel_baseline"] is True and baseline_entries({**BELOW, "test_auc": 0.9}) == {
+        "below_pixel_baseline": False}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    card = render_card(read_run(tmp_path))
+    assert "- " + summary["pixel_baseline_note"] in card

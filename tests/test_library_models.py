@@ -69,8 +69,10 @@ def test_a_local_file_of_the_library_architecture_gets_a_new_head(tmp_path: Path
 
 
 def test_the_published_weights_normalization_is_the_librarys() -> None:
-    _, mean, std = published_preprocessing("torchvision:resnet18") or (0, [], [])
-    assert mean == pytest.approx([0.485, 0.456, 0.406]) and std == pytest.approx([0.229, 0.224, 0.225])
+    published = published_preprocessing("torchvision:resnet18")
+    assert published is not None
+    assert published.mean == pytest.approx([0.485, 0.456, 0.406])
+    assert published.std == pytest.approx([0.229, 0.224, 0.225])
 
 
 def test_a_timm_model_is_built_for_the_data_channels() -> None:
@@ -119,9 +121,11 @@ def test_published_weights_end_to_end_with_the_download_stood_in(monkeypatch: py
                    "run") == 0
     err = capsys.readouterr().err
     assert "the published weights of torchvision:resnet18; head fc replaced by a new Linear 512 -> 2" in err
-    assert "images resized to 224 x 224" in err and "(mean 0.485, 0.456, 0.406, std 0.229, 0.224, 0.225)" in err
+    assert "images: shorter side resized to 256 (bilinear), centre 224 x 224 cropped" in err
+    assert "(mean 0.485, 0.456, 0.406, std 0.229, 0.224, 0.225)" in err
     ckpt = torch.load(tmp_path / "run" / "checkpoints" / "best.pt", weights_only=True)
     assert ckpt["config"]["data"]["image_size"] == 224 and ckpt["config"]["model"]["pretrained"] is True
+    assert ckpt["config"]["data"]["resize_size"] == 256 and ckpt["data"]["preprocess"]["resize_size"] == 256
     assert ckpt["data"]["preprocess"]["mean"] == pytest.approx([0.485, 0.456, 0.406])
 
     def no_download(*args: object, **kwargs: object) -> None:

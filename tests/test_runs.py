@@ -88,22 +88,24 @@ def test_runs_table(runs: Path, capsys, monkeypatch) -> None:
     capsys.readouterr()
     assert main(["runs", str(runs)]) == 0
     out = capsys.readouterr().out
-    header = next(line for line in out.splitlines() if "name" in line and "status" in line)
-    columns = [c.strip() for c in re.split(r"[┃│]", header) if c.strip()]
-    assert columns == ["name", "date", "data", "model", "train.lr", "val_loss", "val_accuracy", "test_accuracy",
-                       "time", "status"]
+    header = next(line for line in out.splitlines() if line.startswith("name "))
+    assert header.split() == ["name", "date", "lr", "val_loss", "val_acc", "test_acc", "time", "status"]
+    assert "5 runs in" in out and " · data digits · model cnn" in out.splitlines()[0]
     assert "broken unreadable: summary.json" in out
     assert f"{100 * _summary(runs / 'fast')['test_accuracy']:.2f}%" in out
+    assert "Not shown" not in out
 
 
 def test_runs_table_narrow_terminal(runs: Path, capsys, monkeypatch) -> None:
-    """Too wide for the terminal: the differing config becomes key=value lines in one column, nothing cut off."""
-    monkeypatch.setenv("COLUMNS", "100")
+    """Too wide for the terminal: whole columns are left out, least important first, and named."""
+    monkeypatch.setenv("COLUMNS", "50")
     capsys.readouterr()
     assert main(["runs", str(runs)]) == 0
-    out = capsys.readouterr().out
-    assert "train.lr=0.001" in out and "train.lr=0.02" in out and "config (differs)" in out
-    assert "finished" in out and "interrupted" in out
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("name "))
+    assert header.split() == ["name", "lr", "val_acc", "test_acc", "status"]
+    assert "Not shown at 50 columns: date, val_loss, time (--wide" in " ".join(line.strip() for line in lines)
+    assert all(len(line) <= 50 for line in lines)
 
 
 def test_runs_sort(runs: Path, capsys) -> None:
@@ -119,7 +121,7 @@ def test_runs_sort(runs: Path, capsys) -> None:
 
 
 def test_runs_sort_unknown_column(runs: Path, capsys) -> None:
-    assert main(["runs", str(runs), "--sort", "val_acc"]) == 2
+    assert main(["runs", str(runs), "--sort", "val_accu"]) == 2
     err = capsys.readouterr().err
     assert "Did you mean 'val_accuracy'?" in err and "Traceback" not in err
 
@@ -303,3 +305,118 @@ def test_card_of_a_fit_folder_without_config(tmp_path: Path) -> None:
 def test_runs_on_one_run_folder(runs: Path, capsys) -> None:
     rows = _json(["runs", str(runs / "slow"), "--json"], capsys)
     assert [(r["name"], r["status"], r["config"]) for r in rows] == [("slow", "finished", {})]
+
+
+# ------------------------------------------------------------------------------- early stop, and the terminal layout
+
+
+@pytest.fixture(scope="module")
+def early(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run stopped early: no epoch improves val_loss by more than 10, so patience 1 ends it after epoch 2."""
+    run = tmp_path_factory.mktemp("early") / "early"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONHASHSEED", "0")
+        assert main(["train", *TINY, "--epochs", "6", "--early-stop", "1", "--set", "train.early_stop.min_delta=10",
+                     "--out", str(run)]) == 0
+    summary = _summary(run)
+    assert summary["stopped_early"] and summary["epochs"] == 2
+    return run
+
+
+def test_an_early_stopped_run_is_finished_in_runs_diff_and_its_card(early: Path, runs: Path, capsys,
+                                                                   monkeypatch) -> None:
+    from trainwell.results.folder import read_run, status
+
+    assert status(read_run(early)) == ("finished", "stopped early at epoch 2 of 6")
+    rows = _json(["runs", str(early), "--json"], capsys)
+    assert (rows[0]["status"], rows[0]["reason"]) == ("finished", "stopped early at epoch 2 of 6")
+    monkeypatch.setenv("COLUMNS", "120")
+    capsys.readouterr()
+    assert main(["runs", str(early)]) == 0
+    out = capsys.readouterr().out
+    assert "finished (early 2/6)" in out and "failed" not in out
+    assert main(["diff", str(runs / "slow"), str(early)]) == 0
+    out = capsys.readouterr().out
+    assert f"B: {early}  (finished: stopped early at epoch 2 of 6)" in out and "failed" not in out
+    assert _json(["diff", str(runs / "slow"), str(early), "--json"], capsys)["status"]["b"] == "finished"
+    card = (early / "README.md").read_text()
+    assert "(finished, stopped early at epoch 2 of 6" in card and "failed" not in card
+    assert "- Training stopped early at epoch 2 of 6: val_loss has not improved" in card
+    # summary.json recording fewer epochs than planned without an early stop is still a failure
+    run = read_run(early)
+    run.summary["stopped_early"] = False
+    assert status(run) == ("failed", "summary.json records 2 of 6 epochs")
+
+
+LONG_NAMES = ("digits-cnn-20261207-015710", "digits-cnn-20261207-020233", "digits-cnn-20261207-021145")
+
+
+@pytest.fixture(scope="module")
+def listing(runs: Path, early: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Image runs with the long names runs get by default: two learning rates, one run stopped early, and one
+    whose config.yaml carries other text.* and embedding.* values (which an image run does not use)."""
+    import yaml
+
+    root = tmp_path_factory.mktemp("listing") / "runs"
+    for name, source in zip(LONG_NAMES, (runs / "slow", runs / "fast", early)):
+        shutil.copytree(source, root / name)
+    other = root / "digits-cnn-20261207-023310"
+    shutil.copytree(runs / "fast", other)
+    config = yaml.safe_load((other / "config.yaml").read_text())
+    config["text"]["max_len"], config["embedding"]["dim"] = 50, 64
+    (other / "config.yaml").write_text(yaml.safe_dump(config))
+    return root
+
+
+def _lines(argv: list[str], capsys, monkeypatch, width: int) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(width))
+    capsys.readouterr()
+    assert main(argv) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_runs_fit_the_terminal_one_line_per_run(listing: Path, width: int, capsys, monkeypatch) -> None:
+    from rich.cells import cell_len
+
+    lines = _lines(["runs", str(listing)], capsys, monkeypatch, width)
+    assert all(cell_len(line) <= width for line in lines), [line for line in lines if cell_len(line) > width]
+    names = sorted(p.name for p in listing.iterdir())
+    rows = [line for line in lines if line.split(" ", 1)[0] in names]
+    assert [r.split(" ", 1)[0] for r in rows] == names  # one line per run, each name whole
+    header = lines[lines.index(rows[0]) - 1].split()
+    assert header[0] == "name" and header[-1] == "status"
+    assert "val_acc" in header and "test_acc" in header  # (val_accuracy, test_accuracy)
+    assert {"lr", "epochs"} <= set(header) if width == 120 else {"lr", "epochs"} & set(header)
+    for row in rows:  # every column shown has its cell (no column shrunk to nothing)
+        assert len(row.split()) >= len(header)
+    assert "finished (early 2/6)" in "\n".join(rows)
+    text = "\n".join(lines)
+    assert "text." not in text and "embedding." not in text  # keys an image run does not use
+    assert "config (differs)" not in text
+    title = " ".join(lines[:lines.index(rows[0]) - 1])
+    assert "data digits" in title and "model cnn" in title  # the same for every run: said once
+    if width == 80:
+        assert "--wide" in text  # the columns left out are named, with how to see them
+
+
+def test_runs_wide_and_json_show_every_column(listing: Path, capsys, monkeypatch) -> None:
+    lines = _lines(["runs", str(listing), "--wide"], capsys, monkeypatch, 80)
+    header = next(line for line in lines if line.startswith("name "))
+    differing = ["train.epochs", "train.lr", "train.early_stop.patience", "train.early_stop.min_delta"]
+    assert sorted(header.split()) == sorted(["name", "date", "data", "model", "epochs", "lr", "patience", "min_delta",
+                                             "val_loss", "val_acc", "test_acc", "time", "status"])
+    assert header.split()[:4] == ["name", "date", "data", "model"] and header.split()[-2:] == ["time", "status"]
+    rows = {r["name"]: r for r in _json(["runs", str(listing), "--json"], capsys)}
+    assert all(sorted(r["config"]) == sorted(differing) for r in rows.values())
+    assert rows[LONG_NAMES[2]]["reason"] == "stopped early at epoch 2 of 6"
+
+
+def test_differing_keys_compare_a_task_section_among_that_task_only() -> None:
+    from trainwell.results.catalog import differing_keys
+
+    image = {"task": "classification", "train.lr": 0.1, "text.max_len": 200}
+    configs = [image, {**image, "text.max_len": 50}, {**image, "task": "text", "text.max_len": 64},
+               {**image, "task": "text", "text.max_len": 128}]
+    assert differing_keys(configs[:2]) == []
+    assert differing_keys(configs) == ["task", "text.max_len"]

@@ -45,11 +45,21 @@ class DataConfig(_Section):
     val_fraction: float = Field(0.1, gt=0, lt=1)  # when the data has no validation split of its own
     test_fraction: float = Field(0.1, ge=0, lt=1)
     split_seed: int = Field(0, ge=0, le=MAX_SEED)  # fixed, so every run of a dataset sees the same split
-    augment: Literal["none", "shift", "affine", "flip", "shift+flip", "affine+flip"] = "none"
+    # Training augmentation. photo (image folders): per image in the loader, a random resized crop to image_size,
+    # a horizontal flip and TrivialAugmentWide (torchvision.transforms.v2), the recipe of published backbones. The
+    # others act on whole batches on the device: shift / affine (rotate, zoom) / flip. auto: photo for a
+    # torchvision: / timm: model classifying an image folder, none otherwise (a dataset's recipe may choose; the
+    # run's config.yaml records the choice).
+    augment: Literal["auto", "none", "photo", "shift", "affine", "flip", "shift+flip", "affine+flip"] = "auto"
     shift: int = Field(2, ge=0, le=16)  # shift / affine: up to this many pixels
     rotate: float = Field(10.0, ge=0, le=180)  # affine: up to this many degrees
     zoom: float = Field(0.1, ge=0, lt=1)  # affine: scale by up to this fraction
     image_size: int | None = Field(None, ge=4, le=MAX_IMAGE_SIDE)  # image folders: resize to a square of this side
+    # image folders: the shorter side resized to this (the aspect kept), then the centre image_size square cropped,
+    # for evaluation, predict and export (None: resized straight to the square); and the resampling filter. With
+    # published weights (model.pretrained=true) what is not given comes from the weights' own transforms.
+    resize_size: int | None = Field(None, ge=4, le=2 * MAX_IMAGE_SIDE)
+    interpolation: Literal["bilinear", "bicubic", "nearest", "lanczos", "box", "hamming"] | None = None
     channels: Literal[1, 3] | None = None  # image folders: 1 = grayscale, 3 = RGB, None = from the first image
     # loader worker processes; None: 0 for data in memory, else up to the cores of this process's share but one
     num_workers: int | None = Field(None, ge=0, le=256)
@@ -63,6 +73,17 @@ class DataConfig(_Section):
         if self.val_fraction + self.test_fraction >= 0.9:
             raise ValueError(f"val_fraction + test_fraction is {self.val_fraction + self.test_fraction:g}; "
                              "keep it below 0.9 so most data is left for training")
+        return self
+
+    @model_validator(mode="after")
+    def _photos(self) -> DataConfig:
+        if self.augment == "photo" and self.name != "image-folder":
+            raise ValueError(f"augment=photo augments image files one by one in the loader (image-folder:DIR); "
+                             f"{self.name!r} is held in memory: use shift, affine or flip (on whole batches)")
+        if self.resize_size is not None and self.image_size is not None and self.resize_size < self.image_size:
+            raise ValueError(f"resize_size={self.resize_size} is smaller than image_size={self.image_size}: the "
+                             "centre crop of image_size is taken after the shorter side is resized to resize_size; "
+                             f"give resize_size {self.image_size} or more")
         return self
 
 
@@ -97,9 +118,9 @@ class ModelConfig(_Section):
     # CUDA only) instead of each process's own; matters when each process's micro-batch is small. See docs/SCALE.md.
     sync_bn: bool = False
     # Start from pretrained weights: a trainwell run folder (its best.pt) or a state dict file (.safetensors, .pt,
-    # .pth); true: the published weights of a torchvision: / timm: model. The last nn.Linear (the classification
-    # head) is replaced for this data's classes unless a run was trained on the same classes; train.finetune is
-    # the recipe. See docs/TRANSFER.md.
+    # .pth); true: the published weights of a torchvision: / timm: / hf: model (hf: also a save_pretrained folder).
+    # The last nn.Linear (the classification head) is replaced for this data's classes unless a run was trained on
+    # the same classes; train.finetune is the recipe. See docs/TRANSFER.md (hf: docs/TEXT.md).
     pretrained: bool | str | None = None
 
     @field_validator("channels", "hidden")
@@ -114,7 +135,7 @@ class ModelConfig(_Section):
         from trainwell._library_names import is_library_model
 
         if self.pretrained is True and not is_library_model(self.name):
-            raise ValueError(f"pretrained=true takes the published weights of a torchvision: or timm: model; "
+            raise ValueError(f"pretrained=true takes the published weights of a torchvision:, timm: or hf: model; "
                              f"{self.name!r} has none: give a run folder or a weights file as model.pretrained")
         return self
 
@@ -268,6 +289,17 @@ class LogConfig(_Section):
         return self
 
 
+# The sections that belong to one task, named after it: every run saves them in config.yaml, only that task's runs
+# use them (a listing, a comparison or a report leaves them out for the other tasks' runs).
+TASK_SECTIONS = ("text", "embedding")
+
+
+def used_by_task(key: str, task: Any) -> bool:
+    """Whether a run of ``task`` uses the dotted config key ``key`` (``text.max_len`` only a text run)."""
+    section = key.split(".", 1)[0]
+    return section not in TASK_SECTIONS or section == task
+
+
 class Config(_Section):
     task: Literal["classification", "text", "embedding"] = "classification"
     seed: int = Field(0, ge=0, le=MAX_SEED)
@@ -289,6 +321,22 @@ class Config(_Section):
         if base not in ("auto", "cpu", "cuda", "mps") or (sep and not (base == "cuda" and index.isdigit())):
             raise ValueError("choose auto, cpu, cuda (or cuda:N, N a GPU number) or mps")
         return v
+
+    @model_validator(mode="after")
+    def _augment_and_size(self) -> Config:
+        from trainwell._library_names import is_library_model
+
+        photos = is_library_model(self.model.name) and self.data.name == "image-folder"
+        if self.data.augment == "auto":
+            self.data.augment = "photo" if photos and self.task == "classification" else "none"
+        if self.data.augment == "photo" and self.task != "classification":
+            raise ValueError(f"data.augment=photo is for classification; the {self.task} task does not apply it "
+                             "yet: use data.augment=affine (or shift, flip)")
+        published = is_library_model(self.model.name) and self.model.pretrained is True
+        if self.data.resize_size is not None and self.data.image_size is None and not published:
+            raise ValueError("data.resize_size needs data.image_size, the side of the centre crop taken after the "
+                             "resize (published weights give both)")
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -540,7 +588,8 @@ def _format_errors(e: ValidationError) -> list[str]:
         else:
             given = err.get("input")
             allowed = _allowed_range(err["loc"]) if err["type"] in _BOUND_ERRORS else ""
-            out.append(f"{loc}: {err['msg']}" + ("." if isinstance(given, dict) else f" (got {_shown(given)}).")
+            out.append((f"{loc}: " if loc else "") + err["msg"]
+                       + ("." if isinstance(given, dict) else f" (got {_shown(given)}).")
                        + allowed)
     return out
 
@@ -578,6 +627,25 @@ def _section_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
             return None
         model = ann
     return model
+
+
+def flat_keys(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config tree as dotted keys and their values (a list is one value)."""
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out.update(flat_keys(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def differences(config: Config) -> dict[str, Any]:
+    """The dotted keys whose values differ from the schema's defaults (another task's sections left out)."""
+    defaults = flat_keys(Config().to_dict())
+    others = tuple(f"{section}." for section in ("text", "embedding") if section != config.task)
+    return {k: v for k, v in flat_keys(config.to_dict()).items()
+            if not k.startswith(others) and v != defaults.get(k, object())}
 
 
 def save_yaml(config: Config, path: Path, notes: Sequence[str] = ()) -> None:

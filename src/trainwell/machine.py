@@ -131,6 +131,18 @@ def default_threads(machine: Machine) -> int:
     return min(share, machine.omp_threads) if machine.omp_threads is not None else share
 
 
+def busy_threads(machine: Machine, load: float | None) -> int | None:
+    """The thread count the load leaves free when it is below the default, else None.
+
+    ``load`` is the 1-minute load average: each whole unit of it is a core other programs keep busy (a load below
+    1 counts as none), and this process's share of the cores left is its count (at least 1). ``OMP_NUM_THREADS``
+    set (by the user, or by torchrun for several processes) is a choice already made: the load changes nothing."""
+    if load is None or machine.omp_threads is not None:
+        return None
+    free = max(1, (machine.cores - math.floor(load)) // machine.processes)
+    return free if free < default_threads(machine) else None
+
+
 def apply_threads(threads: int | None = None, machine: Machine | None = None) -> int:
     """Set torch's intra-op thread count (``torch.set_num_threads``) for this process and return it.
 

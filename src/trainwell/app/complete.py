@@ -37,10 +37,10 @@ def load_sections(run_dir: Path) -> list[tuple[str, str]] | None:
     return [(s["heading"], s["html"]) for s in data]
 
 
-def rebuild_report(run_dir: Path) -> list[str]:
+def rebuild_report(run_dir: Path, lang: str = "en") -> list[str]:
     """Write ``run_dir/report.html`` from summary.json, metrics.csv, steps.csv, config.yaml and the kept sections;
     returns what could not be rebuilt (empty when nothing is missing)."""
-    from trainwell.report.html import write_report
+    from trainwell.report.html import run_title, write_report
     from trainwell.report.metrics import read_steps
     from trainwell.results.folder import read_run
 
@@ -55,13 +55,14 @@ def rebuild_report(run_dir: Path) -> list[str]:
         left_out.append(f"the task's and the doctor's sections ({SECTIONS} is missing or unreadable; they need the "
                         "live run)")
     summary: dict[str, Any] = {k: v for k, v in run.summary.items() if not isinstance(v, (dict, list))}
-    write_report(run_dir / "report.html", title=f"trainwell run: {run_dir.name}", epochs=run.epochs,
+    write_report(run_dir / "report.html", title=run_title(run_dir.name, lang), epochs=run.epochs,
                  steps=read_steps(run_dir / "steps.csv"), config=run.config or {}, summary=summary,
-                 extra_sections=sections)
+                 extra_sections=sections, lang=lang)
     return left_out
 
 
-def complete_finished_run(run_dir: Path, *, say: Callable[[str], None], force: bool = False) -> list[str]:
+def complete_finished_run(run_dir: Path, *, say: Callable[[str], None], force: bool = False,
+                          lang: str = "en") -> list[str]:
     """Rebuild a finished run's missing report.html and README.md (with ``force``, report.html and trainwell's
     own README.md even when present; a README.md someone else wrote is kept); says what it wrote and returns the
     names of the files written."""
@@ -74,7 +75,7 @@ def complete_finished_run(run_dir: Path, *, say: Callable[[str], None], force: b
         wanted.append("README.md")
     if not wanted:
         return []
-    left_out = rebuild_report(run_dir) if "report.html" in wanted else []
+    left_out = rebuild_report(run_dir, lang) if "report.html" in wanted else []
     if "README.md" in wanted:
         write_card(run_dir)
     say(f"{run_dir}: rebuilt {' and '.join(wanted)} from the run's files"

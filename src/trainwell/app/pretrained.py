@@ -81,29 +81,51 @@ def read_weights(source: str | Path) -> Weights:
 
 
 def load_pretrained(model: nn.Module, source: str | Path | Weights, classes: list[Any] | None = None) -> str:
-    """Load ``source``'s weights into ``model`` (head replaced, at zero, unless the classes are the same); returns
-    the line that says what was done."""
+    """Load ``source``'s weights into ``model``; returns the line that says what was done.
+
+    The head is replaced unless the classes are the same: at zero for classes, or, for a model whose
+    ``head_starts_at_zero`` is False (an embedding layer), from its random initialization. A model with a
+    ``pretrained_state(state)`` method (the embedding models) first takes the weights under its own names."""
     from trainwell.engine.checkpoint import weights_mismatch
 
     weights = source if isinstance(source, Weights) else read_weights(source)
+    adopt = getattr(model, "pretrained_state", None)
+    state = adopt(weights.state) if adopt is not None else weights.state
     head_name, head = head_of(model)
-    keep_head = weights.classes is not None and classes is not None and list(weights.classes) == list(classes)
-    head_keys = set() if keep_head else {f"{head_name}.{k}" for k, _ in head.named_parameters()}
+    own_head = {f"{head_name}.{k}" for k, _ in head.named_parameters()}
+    if adopt is not None:  # an embedding: the head maps to the embedding, not to classes; kept when it fits
+        keep_head = all(k in state and state[k].shape == v.shape for k, v in model.state_dict().items()
+                        if k in own_head)
+    else:
+        keep_head = weights.classes is not None and classes is not None and list(weights.classes) == list(classes)
+    head_keys = set() if keep_head else own_head
     body = {k: tuple(v.shape) for k, v in model.state_dict().items() if k not in head_keys}
-    differ = weights_mismatch(body, {k: tuple(v.shape) for k, v in weights.state.items() if k not in head_keys})
+    differ = weights_mismatch(body, {k: tuple(v.shape) for k, v in state.items() if k not in head_keys})
     if differ:
         raise TrainwellError(f"The weights of {weights.described} do not fit this model ({differ}).",
                              fix="build the architecture the weights come from: the same model name and options "
                                  "(model.channels, model.hidden, ...) and the same input size (data.image_size, "
                                  "data.channels) as the pretrained run or file")
-    model.load_state_dict({k: v for k, v in weights.state.items() if k in body}, strict=False)
+    model.load_state_dict({k: v for k, v in state.items() if k in body}, strict=False)
+    left = len(weights.state) - len(state) if adopt is not None else 0
+    unused = f" ({left} tensors of its classifier not used)" if left else ""
     if keep_head:
-        return f"pretrained: {len(body)} tensors from {weights.described}, head {head_name} kept (the same classes)"
-    start_at_zero(head)
-    old = weights.state.get(f"{head_name}.weight")
+        return f"pretrained: {len(body)} tensors from {weights.described}{unused}, head {head_name} kept " \
+               f"({'the same embedding size' if adopt is not None else 'the same classes'})"
+    at_zero = getattr(model, "head_starts_at_zero", True)
+    if at_zero:
+        start_at_zero(head)
+    old = state.get(f"{head_name}.weight")
     was = f"Linear {old.shape[1]} -> {old.shape[0]}" if old is not None and old.ndim == 2 else "absent"
-    return (f"pretrained: {len(body)} tensors from {weights.described}; head {head_name} ({was}) replaced by a new "
-            f"Linear {head.in_features} -> {head.out_features} for this data's classes, starting at zero")
+    return (f"pretrained: {len(body)} tensors from {weights.described}{unused}; head {head_name} ({was}) replaced "
+            f"by {_new_head(head, at_zero)}")
+
+
+def _new_head(head: nn.Linear, at_zero: bool) -> str:
+    if at_zero:
+        return f"a new Linear {head.in_features} -> {head.out_features} for this data's classes, starting at zero"
+    return (f"a new embedding layer Linear {head.in_features} -> {head.out_features}, randomly initialized (at zero "
+            "every image would get the same embedding)")
 
 
 def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *, weights: bool = True,
@@ -111,15 +133,21 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
     """``model.pretrained`` for a run: its weights into ``model`` (not when ``weights`` is False: a resumed run
     has its own; ``True``: the library's published weights, which the model was built with), and the input
     normalization the weights were learned with instead of this data's own (a run folder's; the library's for
-    published weights); returns what was done, in words."""
+    published weights); returns what was done, in words. An ``hf:`` model was built with its published or
+    ``save_pretrained`` weights already (``models/hf.py``), which it says."""
+    from trainwell._library_names import is_hf_model
+    from trainwell.models.hf import is_hf_folder
+
+    if is_hf_model(name) and (source is True or is_hf_folder(source)):
+        return list(getattr(model, "notes", [])) if weights else []
     if source is True:
         from trainwell.models.library import published_preprocessing
 
         head, layer = head_of(model)
-        said = [f"pretrained: the published weights of {name}; head {head} replaced by a new Linear "
-                f"{layer.in_features} -> {layer.out_features} for this data's classes, starting at zero"]
+        said = [f"pretrained: the published weights of {name}; head {head} replaced by "
+                f"{_new_head(layer, getattr(model, 'head_starts_at_zero', True))}"]
         published = published_preprocessing(name)
-        stats = None if published is None else {"kind": "image", "mean": published[1], "std": published[2]}
+        stats = None if published is None else {"kind": "image", "mean": published.mean, "std": published.std}
         return said + _normalize_as(bundle.preprocess, stats, f"{name}'s weights expect", f"{name}'s weights")
     path = Path(source).expanduser()
     if not weights and not path.is_dir():
@@ -127,7 +155,7 @@ def apply_pretrained(model: nn.Module, bundle: Any, source: str | Path | bool, *
     read = read_weights(path)
     said = [load_pretrained(model, read, bundle.class_names)] if weights else []
     return said + (_normalize_as(bundle.preprocess, read.preprocess, "the pretrained run's were", "the pretrained run")
-                   if path.is_dir() else [])
+                   if path.is_dir() and bundle.preprocess.kind != "text" else [])  # token ids are not normalized
 
 
 def _normalize_as(pre: Any, theirs: dict[str, Any] | None, as_: str, source: str) -> list[str]:
@@ -144,16 +172,46 @@ def _normalize_as(pre: Any, theirs: dict[str, Any] | None, as_: str, source: str
             + ", ".join(f"{v:.3f}" for v in pre.std) + ")"]
 
 
-def published_size(config: Config) -> str | None:
-    """Published weights of a library model on an image folder: the images resized to the side the weights were
-    trained at, unless data.image_size says otherwise (recorded in the run's config); what was done, in words."""
-    if config.model.pretrained is not True or config.data.image_size is not None or config.data.name != "image-folder":
+def folder_geometry(config: Config) -> str | None:
+    """An image folder's geometry, set in the run's config (so config.yaml records it). With the published weights
+    of a library model, what of ``data.image_size``, ``data.resize_size`` and ``data.interpolation`` is not given
+    comes from the weights' evaluation transforms: the shorter side resized, the centre square cropped, the
+    weights' filter (an ``image_size`` of one's own keeps the weights' ratio of resize to crop). Returns what was
+    taken from the weights, in words (None: nothing). Other image folders resize with ``bilinear`` unless told."""
+    data = config.data
+    if data.name != "image-folder":
+        return None
+    from trainwell._library_names import is_library_model
+
+    if config.model.pretrained is not True or not is_library_model(config.model.name):
+        data.interpolation = data.interpolation or "bilinear"
         return None
     from trainwell.models.library import published_preprocessing
 
     published = published_preprocessing(config.model.name)
+    taken = [key for key in ("image_size", "resize_size", "interpolation") if key not in data.model_fields_set
+             or (key != "resize_size" and getattr(data, key) is None)]
     if published is None:
-        return f"images keep their own size: {config.model.name} says none for its weights (data.image_size sets one)"
-    config.data.image_size = published[0]
-    return (f"images resized to {published[0]} x {published[0]}, the size {config.model.name}'s weights were trained "
-            "at (data.image_size sets another)")
+        data.interpolation = data.interpolation or "bilinear"
+        return (f"images keep their own size: {config.model.name} says none for its weights (data.image_size sets "
+                "one)") if "image_size" in taken else None
+    if not taken:
+        return None
+    if "image_size" in taken:
+        if data.resize_size is not None and data.resize_size < published.crop_size:
+            raise TrainwellError(f"data.resize_size={data.resize_size} is smaller than the {published.crop_size} "
+                                 f"pixels {config.model.name}'s weights crop to (data.image_size).",
+                                 fix=f"give data.resize_size {published.crop_size} or more, or a smaller "
+                                     "data.image_size too")
+        data.image_size = published.crop_size
+    if "resize_size" in taken:
+        data.resize_size = max(data.image_size or 0, published.resize_size * (data.image_size or 0)
+                               // published.crop_size)
+    if "interpolation" in taken:
+        data.interpolation = published.interpolation  # type: ignore[assignment]
+    side = data.image_size
+    crop = (f"; {config.model.name}'s crop_mode {published.crop_mode!r} is done as a centre crop"
+            if published.crop_mode != "center" else "")
+    return (f"images: shorter side resized to {data.resize_size} ({data.interpolation}), centre {side} x {side} "
+            f"cropped, as {config.model.name}'s weights were evaluated{crop} (data.image_size, data.resize_size and "
+            "data.interpolation set others)")

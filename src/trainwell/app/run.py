@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from trainwell._lang import detect_lang, say
 from trainwell._library_names import is_library_model
 from trainwell.config import Config, save_yaml
 from trainwell.data import DataBundle, TensorData
@@ -19,6 +20,7 @@ from trainwell.engine.accumulate import micro_batch_size
 from trainwell.engine.checkpoint import load_checkpoint
 from trainwell.engine.shards import SHARDS, last_checkpoint, load_shards, remove_leftovers
 from trainwell.engine.checkpointing import Checkpointer
+from trainwell.engine.compile_log import compile_messages
 from trainwell.engine.device import resolve_device
 from trainwell.engine.early_stop import early_stop_from
 from trainwell.engine.optim import build_optimizer, build_scheduler
@@ -27,11 +29,24 @@ from trainwell.engine.run_lock import release
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.strategy import Strategy
 from trainwell.engine.trainer import Trainer
-from trainwell.machine import apply_threads, loader_defaults, peak_memory, this_machine
+from trainwell.machine import apply_threads, busy_threads, load_average, loader_defaults, peak_memory, this_machine
 from trainwell.models.memory import use_channels_last
 from trainwell.tasks import Task, get_task
 
 EVAL_BATCH = 256  # evaluation needs no gradients, so larger batches are cheap
+
+# What a run says as it starts, per language.
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "busy": ("the machine is busy: load {load:g} on {cores} core{s}; using {n} thread{ns} (--threads N to "
+             "choose; a seeded run repeats exactly with the same number of threads)",
+             "机器正忙：{cores} 个核心上的负载为 {load:g}；使用 {n} 个线程（用 --threads N 自行选择；"
+             "线程数相同时，固定种子的运行结果完全一致）"),
+    "compile_cpu": ("--compile on a CPU: the first steps are slower while torch.compile compiles the model "
+                    "(again for each new batch shape); the gains are mainly on GPUs. Its messages go to "
+                    "{log}",
+                    "在 CPU 上使用 --compile：torch.compile 编译模型时最初几步会更慢（每遇到新的批次形状都会重新编译）；收益主要在 GPU "
+                    "上。它的消息写入 {log}"),
+}
 
 
 @dataclass
@@ -107,24 +122,24 @@ class RunParts:
                                              train=True))
 
 
-def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
+def prepare(config: Config, *, pretrained: bool = True, threads: int | None = None) -> RunParts:
     """Threads, seed, device and strategy, then the task's data, model and loss (on the device). With
     ``model.pretrained`` the model starts from those weights (``pretrained=False``: a resumed run, which has its
-    own; the data is normalized as the pretrained run's either way)."""
+    own; the data is normalized as the pretrained run's either way). ``threads``: the count when
+    ``train.threads`` leaves it to the run (None: the machine's default)."""
     from trainwell.engine.distributed import device_for, strategy_for
 
-    apply_threads(config.train.threads)
+    apply_threads(config.train.threads if config.train.threads is not None else threads)
     seed_everything(config.seed, config.deterministic)
     device = device_for(resolve_device(config.device))
     strategy = strategy_for(device, name=config.train.strategy, sync_bn=config.model.sync_bn,
                             timeout=config.train.timeout, shard_min_share=config.train.shard_min_share)
     task = get_task(config.task)
-    from trainwell.app.pretrained import apply_pretrained, published_size
+    from trainwell.app.pretrained import apply_pretrained, folder_geometry
 
-    sized = published_size(config)
+    sized = folder_geometry(config) if pretrained else None  # (a resumed run keeps the geometry it recorded)
     bundle = task.build_data(config)
-    notes = bundle.info.setdefault("notes", [])  # said when the run starts
-    notes += [sized] if sized else []
+    notes = bundle.info["notes"] = ([sized] if sized else []) + bundle.info.get("notes", [])  # said at the start
     model = task.build_model(config, bundle)
     if is_library_model(config.model.name):
         from trainwell.models.library import input_notes
@@ -139,21 +154,56 @@ def prepare(config: Config, *, pretrained: bool = True) -> RunParts:
     return RunParts(config, device, strategy, task, bundle, model, loss_fn)
 
 
+def run_threads(config: Config, run_dir: Path, *, resume: bool, lang: str = "en") -> tuple[int | None, str | None]:
+    """The thread count a run takes when ``train.threads`` leaves it open, and the line that says why (or None).
+
+    A new run takes the cores the load leaves free (:func:`trainwell.machine.busy_threads`), saying so when that
+    is fewer than the default; a resumed run takes the count it started with (env.json), so it continues exactly."""
+    if config.train.threads is not None:
+        return None, None
+    if resume:
+        import json
+
+        try:
+            recorded = json.loads((run_dir / "env.json").read_text(encoding="utf-8")).get("torch_threads")
+        except (OSError, ValueError, AttributeError):
+            recorded = None
+        return (recorded, None) if isinstance(recorded, int) and recorded >= 1 else (None, None)
+    machine, load = this_machine(), load_average()
+    n = busy_threads(machine, load)
+    if n is None:
+        return None, None
+    return n, say(_WORDS, lang, "busy", load=load, cores=machine.cores, s="" if machine.cores == 1 else "s", n=n,
+                  ns="" if n == 1 else "s")
+
+
 def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, progress: bool | str = True,
-                      console: Any = None, on_ready: Any = None, doctor: bool = True,
+                      console: Any = None, on_data: Any = None, on_ready: Any = None, doctor: bool = True,
                       lang: str | None = None) -> RunResult:
     """Train as the config says, writing everything into ``run_dir``; resume from its last.pt if asked.
-    ``lang``: the doctor's language (``en`` / ``zh``; None: from the locale).
+    ``lang``: the language of its messages and the doctor's (``en`` / ``zh``; None: from the locale).
+    ``on_data(bundle)`` is called once the data is read (before anything is written), ``on_ready(trainer, bundle)``
+    before the first step (rank 0 only, both).
 
     ``progress``: ``True`` a progress bar and a line per epoch, ``False`` the lines only, ``"none"`` nothing."""
     from trainwell.report.mlflow_logger import import_mlflow, run_loggers, store_uri
 
+    lang = detect_lang(lang)
     if "mlflow" in config.log.loggers:  # a missing package fails the run before any data is read
         import_mlflow(store_uri(config.log.mlflow_uri))
-    parts = prepare(config, pretrained=not (resume and last_checkpoint(run_dir / "checkpoints") is not None))
+    threads, busy = run_threads(config, run_dir, resume=resume, lang=lang)
+    parts = prepare(config, pretrained=not (resume and last_checkpoint(run_dir / "checkpoints") is not None),
+                    threads=threads)
     device, strategy, task, bundle, model, loss_fn = (parts.device, parts.strategy, parts.task, parts.bundle,
                                                       parts.model, parts.loss_fn)
     main = strategy.is_main
+    notes = bundle.info.setdefault("notes", [])
+    notes += [busy] if busy else []
+    compile_log = run_dir / "compile.log" if config.train.compile else None
+    if compile_log is not None and device.type == "cpu":
+        notes.append(say(_WORDS, lang, "compile_cpu", log=compile_log))
+    if on_data is not None and main:
+        on_data(bundle)
     pin = device.type == "cuda"
     from trainwell.app.auto import resolve_auto
 
@@ -167,9 +217,9 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
     head = None
     if config.model.pretrained:  # the fine-tuning recipe: the backbone at its own, lower rate
         from trainwell.engine.finetune import param_groups
-        from trainwell.models.head import head_of
+        from trainwell.models.head import head_module
 
-        head = head_of(model)[1]
+        head = head_module(model)
         params = param_groups(model, head, tc.lr, tc.finetune.backbone_lr, others=list(loss_fn.parameters()))
     optimizer = build_optimizer(params, tc.optimizer, tc.lr, weight_decay=tc.weight_decay, momentum=tc.momentum)
     scheduler, interval = build_scheduler(optimizer, tc.scheduler, epochs=tc.epochs,
@@ -181,7 +231,7 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
                                  main=main, loggers=loggers)
     from trainwell.engine.progress import progress_callback
 
-    shown = progress_callback(progress if main else "none", console)  # only rank 0 prints
+    shown = progress_callback(progress if main else "none", console, lang=lang)  # only rank 0 prints
     if shown is not None:
         callbacks.insert(0, shown)
     if tc.ema is not None:
@@ -227,17 +277,20 @@ def train_from_config(config: Config, run_dir: Path, *, resume: bool = False, pr
 
             shutil.rmtree(run_dir / "tensorboard", ignore_errors=True)  # the stopped attempt's events
         save_yaml(config, run_dir / "config.yaml", notes=auto.notes)
+        task.write_files(run_dir)
         from trainwell.env import collect_env
 
         write_json(run_dir / "env.json", {**collect_env(), **distributed_facts(strategy)})
     if on_ready is not None and main:
         on_ready(trainer, bundle)
-    trainer.fit()
-    summary = finish_run(trainer, run_dir, config=config.to_dict(), task=(task, bundle, config),
-                         test_loader=_eval_loader(bundle.test, config, pin, task, strategy), extra_summary={
-                             "data": config.data.name, "model": config.model.name, "device": str(device),
-                             "split_sizes": bundle.info.get("sizes"), "label_mapping": bundle.info.get("label_mapping"),
-                         })
+    with compile_messages(compile_log if main else None):
+        trainer.fit()
+        summary = finish_run(trainer, run_dir, config=config.to_dict(), task=(task, bundle, config),
+                             test_loader=_eval_loader(bundle.test, config, pin, task, strategy), extra_summary={
+                                 "data": config.data.name, "model": config.model.name, "device": str(device),
+                                 "split_sizes": bundle.info.get("sizes"),
+                                 "label_mapping": bundle.info.get("label_mapping"),
+                             }, lang=lang)
     return RunResult(run_dir, summary, trainer)
 
 
@@ -262,9 +315,10 @@ def _loader_options(task: Task | None, config: Config, dataset: Any, pin: bool, 
 
 def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_loader: Any = None,
                extra_summary: dict[str, Any] | None = None,
-               task: tuple[Task, DataBundle, Config] | None = None) -> dict[str, Any]:
+               task: tuple[Task, DataBundle, Config] | None = None, lang: str = "en") -> dict[str, Any]:
     """Evaluate the best checkpoint on the test split (and let the task add its own figures),
-    then write summary.json and report.html. Every process evaluates its share; rank 0 writes."""
+    then write summary.json and report.html (its headings in ``lang``). Every process evaluates its share;
+    rank 0 writes."""
     strategy = trainer.strategy
     main = strategy.is_main
     strategy.barrier()  # rank 0 has written best.pt before anyone reads it
@@ -325,12 +379,13 @@ def finish_run(trainer: Trainer, run_dir: Path, *, config: dict[str, Any], test_
 
     save_sections(run_dir, extra)  # before summary.json: a report lost after it can be rebuilt whole
     write_json(run_dir / "summary.json", summary)
-    from trainwell.report.html import write_report
+    from trainwell.report.html import run_title, write_report
     from trainwell.report.metrics import read_steps
 
     report_summary = {k: v for k, v in summary.items() if not isinstance(v, (dict, list))}
-    write_report(run_dir / "report.html", title=f"trainwell run: {run_dir.name}", epochs=st.history,
-                 steps=read_steps(run_dir / "steps.csv"), config=config, summary=report_summary, extra_sections=extra)
+    write_report(run_dir / "report.html", title=run_title(run_dir.name, lang), epochs=st.history,
+                 steps=read_steps(run_dir / "steps.csv"), config=config, summary=report_summary, extra_sections=extra,
+                 lang=lang)
     from trainwell.results.card import write_card
     write_card(run_dir)  # README.md, the model card, from the files just written
     for cb in trainer.callbacks:  # e.g. MLflow takes the finished folder's files

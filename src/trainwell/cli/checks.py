@@ -29,12 +29,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     table = Table(title=f"trainwell doctor checks ({len(rows)})")
-    table.add_column("id", style="bold")
-    table.add_column("severity")
-    table.add_column("what it means")
-    for r in rows:
-        mark = "" if r["in_trainwell_loop"] else " *"
-        table.add_row(r["id"] + mark, r["severity"], r["summary"] if lang == "en" else r["title"])
+    ids = [r["id"] + ("" if r["in_trainwell_loop"] else " *") for r in rows]
+    # The ids are what `doctor` findings, docs and --relax name: never cut; the descriptions wrap instead.
+    table.add_column("id", style="bold", no_wrap=True, min_width=max(map(len, ids), default=2))
+    table.add_column("severity", no_wrap=True)
+    table.add_column("what it means", overflow="fold")
+    for r, name in zip(rows, ids):
+        table.add_row(name, r["severity"], r["summary"] if lang == "en" else r["title"])
     console = Console()
     console.print(table)
     console.print(pick(lang, "* judges a training loop's own code: off inside `trainwell train` and `fit`, whose loop "

@@ -11,10 +11,12 @@ def add_config_options(p: argparse.ArgumentParser) -> None:
     """The options that make a run's config (shared by `train` and the doctor's preflight)."""
     p.add_argument("--data", help="dataset name, or NAME:PATH (csv:file.csv, image-folder:DIR); see `trainwell datasets`")
     p.add_argument("--task", help="classification (default), text or embedding; some datasets imply it")
-    p.add_argument("--model", help="mlp, cnn, or your package.module:Class; see `trainwell models`")
+    p.add_argument("--model", help="mlp, cnn, torchvision:NAME, timm:NAME, hf:NAME_OR_PATH (text), or your "
+                                   "package.module:Class; see `trainwell models`")
     p.add_argument("--pretrained", metavar="PATH", nargs="?", const=True,
-                   help="start from pretrained weights: alone, the published weights of a torchvision: / timm: model; "
-                        "with a path, a trainwell run folder or a .safetensors / .pt / .pth state dict. The "
+                   help="start from pretrained weights: alone, the published weights of a torchvision: / timm: / hf: "
+                        "model; with a path, a trainwell run folder, a .safetensors / .pt / .pth state dict, or for "
+                        "hf: a folder written by save_pretrained. The "
                         "classification head is replaced for this data's classes (docs/TRANSFER.md)")
     p.add_argument("--tokenizer", help="text: char, word, or your package.module:function (text.tokenizer)")
     p.add_argument("--epochs", type=int)

@@ -69,11 +69,12 @@ def embed_images(model: Any, data: dict[str, Any], paths: list[Path], batch_size
 
     from trainwell.cli.predict import read_image
     from trainwell.data import Preprocess
+    from trainwell.data.geometry import ImageGeometry
 
     pre = Preprocess.from_dict(data["preprocess"])
-    channels, h, w = pre.input_shape
     device = next(model.parameters()).device
-    images = [read_image(p, channels, (h, w)) for p in paths]  # every file is read before anything is written
+    # every file is read before anything is written, resized and cropped as in training
+    images = [read_image(p, pre.input_shape[0], ImageGeometry.of(pre)) for p in paths]
     out = []
     with torch.inference_mode():
         for start in range(0, len(images), max(1, batch_size)):

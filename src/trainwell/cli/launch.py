@@ -22,7 +22,7 @@ def launch(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from trainwell._errors import TrainwellError
-    from trainwell.cli.open_run import open_run
+    from trainwell.cli.open_run import open_run, show_config
     from trainwell.config import save_yaml
     from trainwell.engine.run_folder import discard_unfinished
 
@@ -35,7 +35,10 @@ def launch(args: argparse.Namespace) -> int:
         return 0
     config, run_dir, existed = opened
     if not args.resume:
+        from trainwell._lang import detect_lang
+
         save_yaml(config, run_dir / "config.yaml")  # what every worker reads
+        show_config(console, config, run_dir, full=args.show_config, lang=detect_lang(args.lang))
     argv = ["--standalone", "--nproc-per-node", str(args.nproc), "--max-restarts", str(args.max_restarts),
             "-m", "trainwell", "train", "--into", str(run_dir)]
     argv += ["--no-progress"] * args.no_progress + ["--no-doctor"] * args.no_doctor

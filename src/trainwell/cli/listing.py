@@ -31,7 +31,8 @@ def run_models(args: argparse.Namespace) -> int:
 
     _table("models", [(e.name, e.summary) for e in MODELS],
            "Use one with --model NAME, an image library's with --model torchvision:NAME or timm:NAME (published "
-           "weights: add --pretrained; docs/TRANSFER.md), or your own nn.Module with --model package.module:Class.")
+           "weights: add --pretrained; docs/TRANSFER.md), a Hugging Face text classifier with --model hf:NAME_OR_PATH "
+           "(docs/TEXT.md), or your own nn.Module with --model package.module:Class.")
     return 0
 
 

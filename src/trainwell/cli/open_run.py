@@ -10,6 +10,13 @@ from typing import Any
 
 from trainwell.cli.config_options import config_flags
 
+# What this module prints, per language.
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "changed": ("Config (saved as {path}), the values that differ from the defaults (--show-config: all):",
+                "配置（保存为 {path}），与默认值不同的项（--show-config 显示全部）："),
+    "full": ("Config (saved as {path}):", "配置（保存为 {path}）："),
+}
+
 
 def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] | None:
     """The run's config and folder from the options: a new folder (``--out`` or a fresh name), or the folder
@@ -50,7 +57,6 @@ def open_run(args: argparse.Namespace, console: Any) -> tuple[Any, Path, bool] |
     config = resolve(file=Path(args.config) if args.config else None, flags=config_flags(args), sets=args.set)
     existed = config.out is not None and Path(config.out).expanduser().is_dir()
     run_dir = new_run_dir(config.out, config.name or default_name(config.data.name, config.model.name, config.task))
-    _print_config(console, config)
     return config, run_dir, existed
 
 
@@ -114,8 +120,24 @@ def _finished(console: Any, run_dir: Path, epochs: int) -> bool:
     return True
 
 
-def _print_config(console: Any, config: Any) -> None:
+def show_config(console: Any, config: Any, run_dir: Path, *, full: bool = False, lang: str = "en") -> None:
+    """The run's config as it starts: the keys that differ from the defaults, one a line; ``full``: every key (the
+    sections of other tasks, saved in config.yaml, are not shown)."""
+    import json
+
+    from trainwell._lang import say
+    from trainwell.config import differences
+
+    if not full:
+        changed = differences(config)
+        console.print(say(_WORDS, lang, "changed", path=run_dir / "config.yaml"), highlight=False, soft_wrap=True)
+        for key, value in changed.items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            console.print(f"  {key}: {shown}", highlight=False, markup=False, soft_wrap=True)
+        return
     import yaml
+
+    from trainwell.config import TASK_SECTIONS
 
     class Dumper(yaml.SafeDumper):
         pass
@@ -123,9 +145,9 @@ def _print_config(console: Any, config: Any) -> None:
     # Sections as blocks, lists on one line: short enough to read at a glance.
     Dumper.add_representer(list, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
     shown = config.to_dict()
-    for section in ("text", "embedding"):  # another task's settings are saved in config.yaml, not shown
+    for section in TASK_SECTIONS:  # another task's settings are saved in config.yaml, not shown
         if config.task != section:
             shown.pop(section, None)
     text = yaml.dump(shown, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=200)
-    console.print("[bold]Resolved config[/] (saved as config.yaml):", highlight=False)
+    console.print(say(_WORDS, lang, "full", path=run_dir / "config.yaml"), highlight=False, soft_wrap=True)
     console.print(text.rstrip(), highlight=False, markup=False, soft_wrap=True)

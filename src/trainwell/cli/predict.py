@@ -9,6 +9,15 @@ from typing import Any
 
 from trainwell.cli.code_options import add_code_options, typed_code
 
+# The prediction table's words, per language.
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "title": ("Predictions ({source})", "预测结果（{source}）"),
+    "input": ("input", "输入"),
+    "prediction": ("prediction", "预测"),
+    "probability": ("probability", "概率"),
+    "next": ("next best", "其次"),
+}
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("predict", help="predict classes for image files or a CSV with a trained run",
@@ -25,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoint", choices=["best", "last"], default="best")
     p.add_argument("--device", default="cpu")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--lang", choices=["en", "zh"], help="language of the table (default: from the locale)")
     add_code_options(p)
     p.set_defaults(func=run)
 
@@ -57,14 +67,35 @@ def _load(args: argparse.Namespace) -> tuple[Any, dict[str, Any], str, str]:
     return model, data, data.get("task", "classification"), f"{args.checkpoint} checkpoint of {target}"
 
 
-def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], dict[str, list[str]]]:
-    """Stack every input into one normalized batch, with a label naming each (file, or file:line),
-    and warnings for the images that look unlike the training data."""
+def input_labels(paths: list[str]) -> list[str]:
+    """What tells the files apart, for a table: the shortest ending of their paths (the file name, or a
+    folder and the file name, ...) that differs between them all; the paths as typed when none does."""
+    parts = [Path(p).parts for p in paths]
+    for depth in range(1, max(map(len, parts), default=0) + 1):
+        labels = [str(Path(*p[-depth:])) for p in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+    return list(paths)
+
+
+def _cut_start(text: str, width: int) -> str:
+    """``text`` cut at its start to ``width`` terminal cells, with … where it was cut."""
+    from rich.cells import cell_len
+
+    while cell_len(text) > width and len(text) > 1:
+        text = "…" + text[2:] if text.startswith("…") else "…" + text[1:]
+    return text
+
+
+def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], list[str], dict[str, list[str]]]:
+    """Stack every input into one normalized batch, with a name for each (file, or file:line), its label for
+    the table (see :func:`input_labels`), and warnings for the images that look unlike the training data."""
     import torch
 
     from trainwell._errors import DataError
 
-    rows, names, warnings = [], [], {}
+    rows, names, labels, warnings = [], [], [], {}
+    shown = dict(zip(map(str, files), input_labels(list(map(str, files)))))
     for path in files:
         if not path.is_file():
             raise DataError(f"No file {str(path)!r} to predict.", fix="check the path")
@@ -74,20 +105,24 @@ def _inputs(files: list[Path], pre: Any) -> tuple[Any, list[str], dict[str, list
             x, _, _, _ = read_feature_csv(path, None, pre.features)
             rows.append(pre(torch.from_numpy(x)))
             names += [f"{path}:{i + 2}" for i in range(len(x))]
+            labels += [f"{shown[str(path)]}:{i + 2}" for i in range(len(x))]
         else:
             from trainwell.data.input_check import file_size, image_warnings
 
-            channels, h, w = pre.input_shape
-            image = read_image(path, channels, (h, w))  # (C, H, W) in [0, 1]
+            from trainwell.data.geometry import ImageGeometry
+
+            image = read_image(path, pre.input_shape[0], ImageGeometry.of(pre))  # (C, H, W) in [0, 1], as trained
             warnings[str(path)] = image_warnings(str(path), image, pre, file_size(path))
             rows.append(pre.normalize(image.unsqueeze(0)))
             names.append(str(path))
-    return torch.cat(rows), names, warnings
+            labels.append(shown[str(path)])
+    return torch.cat(rows), names, labels, warnings
 
 
-def read_image(path: Path, channels: int, size: tuple[int, int]) -> Any:
-    """An image file named on the command line as a (C, H, W) tensor in [0, 1]; an image whose pixel count is
-    past Pillow's decompression-bomb limit is one clear error."""
+def read_image(path: Path, channels: int, size: Any) -> Any:
+    """An image file named on the command line as a (C, H, W) tensor in [0, 1], at ``size`` (an ``ImageGeometry``,
+    the run's resize and crop, or a (H, W) size); an image whose pixel count is past Pillow's decompression-bomb
+    limit is one clear error."""
     from PIL import Image
 
     from trainwell._errors import DataError
@@ -151,33 +186,56 @@ def run(args: argparse.Namespace) -> int:
         from trainwell.tasks.text import encode_texts
 
         texts, names = _texts(args.files)
+        labels = texts  # the texts themselves, cut at their end to fit the table
         tokens, lengths = encode_texts(data, texts)
         with torch.inference_mode():
             logits = model(tokens.to(device), lengths)
     else:
         pre = Preprocess.from_dict(data["preprocess"])
-        x, names, warnings = _inputs([Path(f) for f in args.files], pre)
+        x, names, labels, warnings = _inputs([Path(f) for f in args.files], pre)
         with torch.inference_mode():
             logits = model(x.to(device))
-    results = [{"input": n, "top": t, "warnings": warnings.get(n, [])}
-               for n, t in zip(names, topk(logits, data["class_names"], args.top_k))]
+    results = [{"input": n, **({"text": text} if task == "text" else {}), "top": t, "warnings": warnings.get(n, [])}
+               for n, text, t in zip(names, labels, topk(logits, data["class_names"], args.top_k))]
     for r in results:  # on stderr, so they show with --json too without spoiling its output
         for warning in r["warnings"]:
             print(f"trainwell: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False))
         return 0
+    from trainwell._lang import detect_lang
+
+    _print_table(results, labels, text=task == "text", source=source, lang=detect_lang(args.lang))
+    return 0
+
+
+def _print_table(results: list[dict[str, Any]], labels: list[str], *, text: bool, source: str, lang: str) -> None:
+    """The predictions as a table that fits the terminal: each input on one line, by its label (a text cut at
+    its end, a path at its start, where they are alike), the other columns wrapping."""
+    from rich.cells import cell_len
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"Predictions ({source})")
-    table.add_column("input")
-    table.add_column("prediction", style="bold")
-    table.add_column("probability", justify="right")
-    table.add_column("next best")
-    for r in results:
-        first, rest = r["top"][0], r["top"][1:]
-        table.add_row(r["input"], first["class"], f"{100 * first['probability']:.1f}%",
-                      ", ".join(f"{t['class']} {100 * t['probability']:.1f}%" for t in rest))
-    Console().print(table)
-    return 0
+    from trainwell._lang import say
+
+    heads = [say(_WORDS, lang, key) for key in ("input", "prediction", "probability", "next")]
+    rows = [(" ".join(label.split()) if text else label, r["top"][0]["class"],
+             f"{100 * r['top'][0]['probability']:.1f}%",
+             ", ".join(f"{t['class']} {100 * t['probability']:.1f}%" for t in r["top"][1:]))
+            for r, label in zip(results, labels)]
+    console = Console()
+    widths = [max(cell_len(row[i]) for row in [tuple(heads), *rows])
+              for i in range(4)]
+    # The room the other columns leave (next best wrapping from 20 cells), never below 16 cells.
+    room = max(console.width - 13 - widths[1] - widths[2] - min(widths[3], 20), 16)  # 13: borders and padding
+    if not text:
+        rows = [(_cut_start(row[0], room), *row[1:]) for row in rows]
+    table = Table(title=say(_WORDS, lang, "title", source=source))
+    table.add_column(heads[0], no_wrap=True, overflow="ellipsis", min_width=min(widths[0], room), max_width=room)
+    table.add_column(heads[1], style="bold", overflow="fold")
+    table.add_column(heads[2], justify="right", no_wrap=True)
+    table.add_column(heads[3], overflow="fold")
+    for row in rows:
+        table.add_row(*map(escape, row))
+    console.print(table)

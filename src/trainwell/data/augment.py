@@ -75,7 +75,9 @@ def random_flip(x: torch.Tensor, rng: Draws | torch.Generator) -> torch.Tensor:
 
 
 class Augment:
-    """The ``data.augment`` option: ``none``, ``shift``, ``affine``, ``flip``, ``shift+flip``, ``affine+flip``."""
+    """The ``data.augment`` option on whole batches: ``shift``, ``affine``, ``flip``, ``shift+flip``,
+    ``affine+flip``; ``none`` and ``photo`` (done per image by the loader, ``trainwell.data.photo``) do nothing
+    here."""
 
     def __init__(self, kind: str, shift: int, degrees: float = 10.0, scale: float = 0.1) -> None:
         self.kind = kind
@@ -85,7 +87,7 @@ class Augment:
 
     @property
     def active(self) -> bool:
-        return self.kind != "none"
+        return self.kind not in ("none", "photo", "auto")
 
     def __call__(self, x: torch.Tensor, rng: Draws | torch.Generator) -> torch.Tensor:
         draws = _draws(rng, x.shape[0])  # one source for every step, so a generator is used in order

@@ -46,6 +46,10 @@ class Preprocess:
     # images read from files: the typical (H, W) of the training files before resizing; empty when
     # they already had ``input_shape``'s size (and in checkpoints made before it was recorded)
     source_size: list[int] = field(default_factory=list)
+    # images read from files: the shorter side resized to this before the centre crop of ``input_shape``'s size
+    # (None: resized straight to it), with this resampling filter (``trainwell.data.geometry``)
+    resize_size: int | None = None
+    interpolation: str = "bilinear"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,7 +1,15 @@
-"""``image-folder:PATH`` — one sub-folder per class, read image by image (never all in memory)."""
+"""``image-folder:PATH`` — one sub-folder per class, read image by image (never all in memory).
+
+An image folder always streams: each image is decoded, sized (``trainwell.data.geometry``) and, for training
+under ``data.augment: photo``, augmented (``trainwell.data.photo``) when the loader asks for it, in the loader's
+worker processes (``trainwell.machine.loader_defaults``), while the model trains on the batch before. Nothing is
+decoded up front but the sample that measures the mean and std: a folder of any size takes the memory of a few
+batches, and the operating system's file cache keeps a small folder's files in memory after the first epoch.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +20,9 @@ from torch.utils.data import Dataset
 from trainwell._errors import DataError
 from trainwell.config import MAX_IMAGE_SIDE, DataConfig
 from trainwell.data.bundle import DataBundle, Preprocess
+from trainwell.data.geometry import ImageGeometry
 from trainwell.data.input_check import file_size
+from trainwell.data.photo import PhotoAugment, SampleKey
 from trainwell.data.splits import FRACTION_KEYS, split_indices
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
@@ -20,20 +30,58 @@ _STATS_SAMPLE = 1000  # images used to measure mean / std: plenty for two number
 MAX_TRAINING_PIXELS = MAX_IMAGE_SIDE * MAX_IMAGE_SIDE  # the largest training image, however its size is chosen
 
 
-def load_image(path: Path, channels: int, size: tuple[int, int]) -> torch.Tensor:
-    """One image file -> float tensor (C, H, W) in [0, 1]; the same code serves training and predict."""
+def load_image(path: Path, channels: int, geometry: ImageGeometry | tuple[int, int]) -> torch.Tensor:
+    """One image file -> float tensor (C, H, W) in [0, 1] at ``geometry`` (or a (H, W) size, resized straight to
+    it); the same code serves training, evaluation and predict."""
+    fit = _geometry(geometry)
+
+    def decoded(img: Any) -> np.ndarray:
+        upright = _upright(img, channels)
+        return _unit(np.asarray(fit.apply(upright), dtype=np.float32), upright.mode == "F", channels)
+
+    return _read(path, decoded)
+
+
+def _geometry(geometry: ImageGeometry | tuple[int, int]) -> ImageGeometry:
+    return geometry if isinstance(geometry, ImageGeometry) else ImageGeometry((int(geometry[0]), int(geometry[1])))
+
+
+def load_augmented(path: Path, channels: int, augment: PhotoAugment, seed: int) -> torch.Tensor:
+    """One training image file, augmented as a photo with the draws of ``seed`` (``trainwell.data.photo``)."""
+    def augmented(img: Any) -> torch.Tensor:
+        upright = _upright(img, channels)
+        x = augment(upright, seed, lambda crop: _chw(torch.from_numpy(np.array(crop))))
+        return _unit(x, upright.mode == "F", channels)
+
+    return _read(path, augmented)
+
+
+def _read(path: Path, decode: Callable[[Any], Any]) -> torch.Tensor:
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as img:
-            arr = _pixels(img, channels, size)
+            out = decode(img)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
         # Training checks every file first (_check_readable, which offers data.skip_bad); here the
         # file is one the user named to predict / embed / verify, which take no --set.
         raise DataError(f"Cannot read image {str(path)!r}: {e}.",
                         fix="leave this file out, or replace it with a readable image") from None
-    t = torch.from_numpy(arr.copy())
+    return out if isinstance(out, torch.Tensor) else _chw(torch.from_numpy(out.copy()))
+
+
+def _chw(t: torch.Tensor) -> torch.Tensor:
     return t.unsqueeze(0) if t.ndim == 2 else t.permute(2, 0, 1)
+
+
+def _unit(x: Any, wide: bool, channels: int) -> Any:
+    """Pixels (array (H, W[, 3]) or tensor (C, H, W)) as float32 in [0, 1]: 8-bit values divided by 255, a wide
+    grayscale image's already scaled, repeated to 3 channels where RGB is asked for."""
+    if isinstance(x, np.ndarray):
+        out = x if wide else x / np.float32(255.0)
+        return np.repeat(out[:, :, None], 3, axis=2) if wide and channels == 3 else out
+    out = x.float() if wide else x.float() / 255.0
+    return out.expand(3, -1, -1).contiguous() if wide and channels == 3 else out
 
 
 _WIDE = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # 16-bit, 32-bit integer and float grayscale
@@ -47,44 +95,53 @@ def _white(mode: str, values: np.ndarray) -> float:
     return 255.0 if mode == "I" else max(float(values.max()), 1.0)
 
 
-def _pixels(img: Any, channels: int, size: tuple[int, int]) -> np.ndarray:
-    """An opened image as float32 values in [0, 1], (H, W) or (H, W, 3), the way a photo is meant to be seen:
-    turned as its EXIF orientation says, transparency composited onto white (not whatever colour the
-    transparent pixels hold), 16-bit and float grayscale scaled to [0, 1] (not clipped at 255)."""
+def _upright(img: Any, channels: int) -> Any:
+    """An opened image the way a photo is meant to be seen, before any resizing: turned as its EXIF orientation
+    says, transparency composited onto white (not whatever colour the transparent pixels hold); "L" or "RGB" as
+    ``channels`` asks, except 16-bit and float grayscale, kept as a float image ("F") scaled to [0, 1] (not
+    clipped at 255)."""
     from PIL import Image, ImageOps
 
     img = ImageOps.exif_transpose(img)
-    target = (size[1], size[0])
     if img.mode in _WIDE:
         values = np.asarray(img, dtype=np.float32)
-        gray = Image.fromarray(np.clip(values / _white(img.mode, values), 0, 1).astype(np.float32), mode="F")
-        if gray.size != target:
-            gray = gray.resize(target, Image.BILINEAR)
-        out = np.asarray(gray, dtype=np.float32)
-        return out if channels == 1 else np.repeat(out[:, :, None], 3, axis=2)
+        return Image.fromarray(np.clip(values / _white(img.mode, values), 0, 1).astype(np.float32), mode="F")
     if "A" in img.getbands() or "transparency" in img.info:
         rgba = img.convert("RGBA")
         img = Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba)
-    img = img.convert("L" if channels == 1 else "RGB")
-    if img.size != target:
-        img = img.resize(target, Image.BILINEAR)
-    return np.asarray(img, dtype=np.float32) / 255.0
+    return img.convert("L" if channels == 1 else "RGB")
 
 
 class ImageFiles(Dataset):
-    """(path, class index) pairs decoded on access, so big folders stream from disk."""
+    """(path, class index) pairs decoded on access, so big folders stream from disk (in the loader's worker
+    processes). With ``augment`` (the training split under ``data.augment: photo``) an item asked for by a
+    :class:`~trainwell.data.photo.SampleKey` is augmented with that key's draws; one asked for by a plain index is
+    the image at ``geometry``, as evaluation sees it."""
 
-    def __init__(self, items: list[tuple[Path, int]], channels: int, size: tuple[int, int]) -> None:
+    def __init__(self, items: list[tuple[Path, int]], channels: int, geometry: ImageGeometry | tuple[int, int],
+                 augment: PhotoAugment | None = None) -> None:
         self.items = items
         self.channels = channels
-        self.size = size
+        self.geometry = _geometry(geometry)
+        self.augment = augment
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.geometry.size
+
+    @property
+    def draws_per_sample(self) -> bool:
+        """Whether a training loader should ask for items by ``SampleKey`` (``trainwell.data.loading``)."""
+        return self.augment is not None
 
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, int]:
-        path, label = self.items[i]
-        return load_image(path, self.channels, self.size), label
+    def __getitem__(self, i: int | SampleKey) -> tuple[torch.Tensor, int]:
+        path, label = self.items[i.index if isinstance(i, SampleKey) else i]
+        if isinstance(i, SampleKey) and self.augment is not None:
+            return load_augmented(path, self.channels, self.augment, i.seed), label
+        return load_image(path, self.channels, self.geometry), label
 
 
 def _scan(folder: Path, classes: list[str] | None) -> tuple[list[tuple[Path, int]], list[str]]:
@@ -191,22 +248,28 @@ def image_folder(cfg: DataConfig) -> DataBundle:
         size = (cfg.image_size, cfg.image_size) if cfg.image_size else (first.size[1], first.size[0])
     if not cfg.image_size:
         _check_training_size(train_items[0][0], size, channels)
-    train = ImageFiles(train_items, channels, size)
+    geometry = ImageGeometry(size, cfg.resize_size, cfg.interpolation or "bilinear")
+    augment = PhotoAugment(geometry) if cfg.augment == "photo" else None
+    train = ImageFiles(train_items, channels, geometry, augment)
     rng = np.random.default_rng(cfg.split_seed)
     sample = rng.choice(len(train), size=min(_STATS_SAMPLE, len(train)), replace=False)
     mean, std = _channel_stats(train, sample)
     # The files' own size (median of the sample), so predict can tell when an input is far from it.
     source = [int(v) for v in np.median([file_size(train_items[int(i)][0])[::-1] for i in sample], axis=0)]
     pre = Preprocess(kind="image", input_shape=[channels, *size], scale=1.0, mean=mean, std=std,
-                     source_size=source if tuple(source) != tuple(size) else [])
+                     source_size=source if tuple(source) != tuple(size) else [], resize_size=geometry.resize,
+                     interpolation=geometry.interpolation)
     info: dict[str, Any] = {"source": f"image folder {root}", "layout": layout, "split_seed": cfg.split_seed,
                             "sizes": {k: len(v or []) for k, v in (("train", train_items), ("val", splits["val"]),
                                                                    ("test", splits["test"]))}}
+    if augment is not None:
+        info["notes"] = [(f"training images augmented as photos: {augment.words()} (data.augment=photo; "
+                          "data.augment=none turns it off)")]
     if skipped:
         info["skipped_unreadable"] = len(skipped)
         info["skipped_files"] = skipped[:20]
     return DataBundle(
         train=train,
-        val=ImageFiles(splits["val"], channels, size) if splits["val"] else None,
-        test=ImageFiles(splits["test"], channels, size) if splits["test"] else None,
+        val=ImageFiles(splits["val"], channels, geometry) if splits["val"] else None,
+        test=ImageFiles(splits["test"], channels, geometry) if splits["test"] else None,
         num_classes=len(classes), class_names=classes, preprocess=pre, info=info)

@@ -48,7 +48,7 @@ class _Pool:
             self.x = None
             self.items = [it for s in splits for it in s.items]  # type: ignore[attr-defined]
             self.labels = np.array([lab for _, lab in self.items], dtype=np.int64)
-            self.channels, self.size = first.channels, first.size  # type: ignore[attr-defined]
+            self.channels, self.geometry = first.channels, first.geometry  # type: ignore[attr-defined]
         else:
             raise DataError("The embedding task reads images held in memory (mnist-5k, lfw, olivetti-faces, ...) or "
                             f"an image folder; this dataset gives {type(first).__name__}.",
@@ -61,7 +61,7 @@ class _Pool:
             return TensorData(self.x[torch.from_numpy(idx)], torch.from_numpy(new.astype(np.int64)))
         from trainwell.data.folder import ImageFiles
 
-        return ImageFiles([(self.items[i][0], int(n)) for i, n in zip(idx, new)], self.channels, self.size)
+        return ImageFiles([(self.items[i][0], int(n)) for i, n in zip(idx, new)], self.channels, self.geometry)
 
 
 def identity_bundle(base: DataBundle, emb: EmbeddingConfig, data: DataConfig) -> DataBundle:
@@ -173,6 +173,6 @@ def _refit(pre: Preprocess, pool: _Pool, train_idx: np.ndarray, data: DataConfig
 
         rng = np.random.default_rng(data.split_seed)
         sample = rng.choice(train_idx, size=min(_STATS_SAMPLE, len(train_idx)), replace=False)
-        stack = torch.stack([load_image(pool.items[i][0], pool.channels, pool.size) for i in sample])
+        stack = torch.stack([load_image(pool.items[i][0], pool.channels, pool.geometry) for i in sample])
         mean, std = fit_stats(stack, "image", 1.0)
     return replace(pre, mean=mean, std=std)

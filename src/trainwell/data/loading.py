@@ -99,13 +99,13 @@ class Sharding(Protocol):
     def largest_share(self, n: int) -> int: ...
 
 
-class _Planned(Sampler[list[int]]):
+class _Planned(Sampler[list[Any]]):
     """The DataLoader's batch sampler: replays the index lists of the epoch the loader has just planned."""
 
     def __init__(self) -> None:
-        self.batches: list[list[int]] = []
+        self.batches: list[list[Any]] = []  # sample indices, or SampleKeys
 
-    def __iter__(self) -> Iterator[list[int]]:
+    def __iter__(self) -> Iterator[list[Any]]:
         return iter(self.batches)
 
     def __len__(self) -> int:
@@ -125,6 +125,11 @@ class EpochLoader:
 
     ``batch_sampler`` replaces the default (shuffled, fixed-size) global batches, e.g. with length buckets;
     ``collate_fn`` builds a batch from items (e.g. padding sequences).
+
+    A shuffled (training) loader over a dataset that augments each item itself (``draws_per_sample``: an image
+    folder under ``data.augment: photo``) asks for items by :class:`~trainwell.data.photo.SampleKey`, the index with
+    the seed of its draws (a function of seed, epoch and index), so a sample is augmented the same in whatever
+    batch, process or worker it is loaded, and a resumed epoch repeats it.
     """
 
     def __init__(self, dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
@@ -142,6 +147,8 @@ class EpochLoader:
             else BatchSampler(self.sampler, batch_size, drop_last=False)
         self.generator = torch.Generator()
         self.seed = seed
+        self.epoch = 0
+        self.keyed = shuffle and bool(getattr(dataset, "draws_per_sample", False))
         self._planned = _Planned()
         workers = default_workers(dataset, num_workers)
         # worker processes kept between epochs, and batches each prepares ahead (only with workers)
@@ -166,6 +173,7 @@ class EpochLoader:
         else:
             self.sampler.set_epoch(epoch, skip_batches * self.batch_size)
         self.generator.manual_seed(self.seed * 100_003 + epoch)  # worker seeds depend on the epoch only
+        self.epoch = epoch
 
     def plan(self) -> list[MicroBatch]:
         """The rest of the epoch's micro-batches, in order."""
@@ -185,7 +193,12 @@ class EpochLoader:
     def micro_batches(self) -> Iterator[tuple[MicroBatch, Any]]:
         """Each batch of the rest of the epoch with its place (the DataLoader keeps the planned order)."""
         plan = self.plan()
-        self._planned.batches = [m.indices for m in plan]
+        if self.keyed:
+            from trainwell.data.photo import sample_key
+
+            self._planned.batches = [[sample_key(self.seed, self.epoch, i) for i in m.indices] for m in plan]
+        else:
+            self._planned.batches = [m.indices for m in plan]
         return zip(plan, self.loader, strict=True)
 
     def __iter__(self) -> Iterator[Any]:

@@ -11,6 +11,8 @@ from trainwell._errors import DataError
 from trainwell.config import DataConfig
 from trainwell.data.bundle import DataBundle
 from trainwell.data.images import in_memory_bundle
+from trainwell.data.problems import Problems
+from trainwell.data.problems import names as problem_names
 from trainwell.data.separator import csv_rows, detect_separator, separator_name
 
 MAX_COLUMNS = 100_000  # features of one table; more is almost always a wrong separator or a transposed file
@@ -43,15 +45,8 @@ def read_feature_csv(path: Path, label: str | None, features: list[str] | None =
     index: dict[str, int] = {}
     for i, name in enumerate(header):
         index.setdefault(name, i)  # a repeated name means its first column, as list.index did
-    if label is not None and label not in index:
-        raise DataError(f"{path}: no label column {label!r}; the columns are {_listed(header)}.",
-                        fix="name the label column with --set data.label=COLUMN")
     names = features if features is not None else [h for h in header if h != label]
-    missing = [n for n in names if n not in index]
-    if missing:
-        raise DataError(f"{path}: missing feature column(s) {_listed(missing)} that the model was trained on.")
-    if not names:
-        raise DataError(f"{path}: no feature columns besides the label {label!r}.")
+    _check_columns(path, header, index, label, names, features is not None)
     cols = [index[n] for n in names]
     label_col = index[label] if label is not None else None
     body = [(i, r) for i, r in rows if any(c.strip() for c in r)]
@@ -59,32 +54,58 @@ def read_feature_csv(path: Path, label: str | None, features: list[str] | None =
         raise DataError(f"{path}: the header is there but there are no data rows.")
     x = np.empty((len(body), len(cols)), dtype=np.float32)
     labels: list[str] = []
+    cells = Problems(path, "bad cells")
     for k, (line, row) in enumerate(body):
         if len(row) != len(header):
-            raise DataError(f"{path}, line {line}: {len(row)} values but the header has {len(header)} columns.")
+            cells.add(f"line {line}", f"{len(row)} values but the header has {len(header)} columns",
+                      "give every row one value per column (quote values that contain the separator)")
+            continue
         for j, c in enumerate(cols):
-            cell = row[c].strip()
-            if not cell:
-                raise DataError(f"{path}, line {line}, column {header[c]!r}: the cell is empty.",
-                                fix="fill in the missing value, or drop that row (or the column) before training")
-            try:
-                value = float(cell)
-            except ValueError:
-                decimal_comma = sep != "," and "," in cell
-                raise DataError(f"{path}, line {line}, column {header[c]!r}: {cell!r} is not a number.",
-                                fix=f"this file separates columns with {separator_name(sep)}: write decimals with "
-                                    "a point (1.5, not 1,5)" if decimal_comma else
-                                    "features must be numeric: encode categories as numbers or drop the column") from None
-            if not math.isfinite(value):
-                raise DataError(f"{path}, line {line}, column {header[c]!r}: value is {cell} (NaN/inf).",
-                                fix="fill or drop missing values before training (NaN inputs make the loss NaN)")
-            x[k, j] = value
+            x[k, j] = _number(cells, sep, line, header[c], row[c].strip())
         if label_col is not None:
             value = row[label_col].strip()
             if not value:
-                raise DataError(f"{path}, line {line}, column {label!r}: the label is empty.")
+                cells.add(f"line {line}, column {label!r}", "the label is empty", "give every row a label")
             labels.append(value)
+    cells.check()
     return x, labels, names, header
+
+
+def _check_columns(path: Path, header: list[str], index: dict[str, int], label: str | None, names: list[str],
+                   named: bool) -> None:
+    """A missing label column and missing feature columns in one error, with the columns the file has."""
+    missing = [n for n in names if n not in index]
+    problems = ([f"no label column {label!r}"] if label is not None and label not in index else []) + (
+        [f"no feature column{'s' if len(missing) > 1 else ''} {problem_names(missing)} that the model was trained on"]
+        if missing else [])
+    if problems:
+        raise DataError(f"{path}: {'; '.join(problems)}; the columns are {_listed(header)}.",
+                        fix="name the label column with --set data.label=COLUMN" if label is not None and label
+                        not in index else "give the file the columns the model was trained on")
+    if not names and not named:
+        raise DataError(f"{path}: no feature columns besides the label {label!r}.")
+
+
+def _number(cells: Problems, sep: str, line: int, column: str, cell: str) -> float:
+    """The cell as a number, or nan after noting what is wrong with it in ``cells``."""
+    where = f"line {line}, column {column!r}"
+    if not cell:
+        cells.add(where, "the cell is empty",
+                  "fill in the missing value, or drop that row (or the column) before training")
+        return math.nan
+    try:
+        value = float(cell)
+    except ValueError:
+        decimal_comma = sep != "," and "," in cell
+        cells.add(where, f"{cell!r} is not a number",
+                  f"this file separates columns with {separator_name(sep)}: write decimals with a point (1.5, "
+                  "not 1,5)" if decimal_comma else
+                  "features must be numeric: encode categories as numbers or drop the column")
+        return math.nan
+    if not math.isfinite(value):
+        cells.add(where, f"value is {cell} (NaN/inf)",
+                  "fill or drop missing values before training (NaN inputs make the loss NaN)")
+    return value
 
 
 def _listed(names: list[str], shown: int = 20) -> str:

@@ -129,11 +129,15 @@ def build_text_data(config: Config) -> tuple[DataBundle, Vocab]:
     info["notes"].append(f"tokens: {tc.tokenizer}, vocabulary {len(vocab):,} (min_freq {tc.min_freq}; "
                          f"{unk / max(len(train_tokens), 1):.1%} of training tokens are <unk>), "
                          f"{cut:,} training texts truncated to {tc.max_len} tokens ({tc.truncate})")
-    bundle = DataBundle(train=data["train"], val=data["val"] if len(data["val"]) else None,
-                        test=data["test"] if len(data["test"]) else None, num_classes=len(splits.class_names),
-                        class_names=splits.class_names, preprocess=Preprocess(kind="text", input_shape=[tc.max_len]),
-                        info=info)
-    return bundle, vocab
+    return text_bundle(splits, data, tc.max_len), vocab
+
+
+def text_bundle(splits: TextSplits, data: dict[str, TextData], max_len: int) -> DataBundle:
+    """The bundle of encoded splits (an empty validation or test split is None)."""
+    return DataBundle(train=data["train"], val=data["val"] if len(data["val"]) else None,
+                      test=data["test"] if len(data["test"]) else None, num_classes=len(splits.class_names),
+                      class_names=splits.class_names, preprocess=Preprocess(kind="text", input_shape=[max_len]),
+                      info=splits.info)
 
 
 def needs_text_task(cfg: DataConfig) -> DataBundle:

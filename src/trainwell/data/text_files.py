@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainwell._errors import DataError
+from trainwell.data.problems import Problems, names
 from trainwell.data.separator import csv_rows, detect_separator, separator_name
 
 FORMATS = ("csv", "tsv", "jsonl")
@@ -53,36 +54,55 @@ def read_text_file(path: Path, fmt: str, text_column: str, label: str | None, *,
         if sep != expected:
             source += f" (columns separated by {separator_name(sep)})"
     out = RawTexts([], [], source)
-    wanted = [text_column] + ([label] if label is not None else [])
+    setting = {text_column: "text.text_column", label: "data.label"}
+    _check_columns(path, fmt, rows, [text_column] + ([label] if label is not None else []), setting)
+    kind = "key" if fmt == "jsonl" else "column"
+    cells = Problems(path, "bad cells")
     for line, row in rows:
-        missing = [k for k in wanted if k not in row]
-        if missing:
-            kind = "key" if fmt == "jsonl" else "column"
-            found = ", ".join(repr(k) for k in row) or "none"
-            setting = {text_column: "text.text_column", label: "data.label"}
-            raise DataError(f"{path}" + (f", line {line}" if fmt == "jsonl" else "")
-                            + f": no {kind} {missing[0]!r}; the {kind}s found are {found}.",
-                            fix=f"name it with --set {setting[missing[0]]}={kind.upper()}")
         text = row[text_column]
         text = "" if text is None else str(text).strip()
+        if not text and skip_empty:
+            out.skipped_empty.append(line)
+            continue
         if not text:
-            if skip_empty:
-                out.skipped_empty.append(line)
-                continue
-            raise DataError(f"{path}, line {line}, {'key' if fmt == 'jsonl' else 'column'} {text_column!r}: "
-                            "the text is empty.",
-                            fix="remove or fill the line, or skip empty texts with --set data.skip_bad=true")
+            cells.add(f"line {line}, {kind} {text_column!r}", "the text is empty",
+                      "remove or fill the line, or skip empty texts with --set data.skip_bad=true")
         if label is not None:
             value = row[label]
             value = "" if value is None else str(value).strip()
             if not value:
-                raise DataError(f"{path}, line {line}, column {label!r}: the label is empty.",
-                                fix="give every text a label, or remove the line")
+                cells.add(f"line {line}, {kind} {label!r}", "the label is empty",
+                          "give every text a label, or remove the line")
             out.labels.append(value)
         out.texts.append(text)
+    cells.check()
     if not out.texts:
         raise DataError(f"{path}: no texts to read" + (" (every text was empty)." if out.skipped_empty else "."))
     return out
+
+
+def _check_columns(path: Path, fmt: str, rows: list[tuple[int, dict[str, object]]], wanted: list[str],
+                   setting: dict[str | None, str]) -> None:
+    """Every column (or, in jsonl, every line's key) the file lacks, in one error with the settings that name them."""
+    if fmt != "jsonl":  # a table's rows all have its header's columns
+        header = list(rows[0][1])
+        missing = [k for k in wanted if k not in header]
+        if missing:
+            found = ", ".join(repr(k) for k in header) or "none"
+            raise DataError(f"{path}: no column{'s' if len(missing) > 1 else ''} {names(missing)}; "
+                            f"the columns found are {found}.",
+                            fix=f"name {'them' if len(missing) > 1 else 'it'} with "
+                                + " ".join(f"--set {setting[k]}=COLUMN" for k in missing))
+        return
+    lines = Problems(path, "lines without the keys " + names(wanted))
+    for line, row in rows:
+        missing = [k for k in wanted if k not in row]
+        if missing:
+            found = ", ".join(repr(k) for k in row) or "none"
+            lines.add(f"line {line}", f"no key{'s' if len(missing) > 1 else ''} {names(missing)}; "
+                                      f"the keys found are {found}",
+                      " ".join(f"--set {setting[k]}=KEY" for k in missing) + " names the key to read")
+    lines.check()
 
 
 def _table_rows(path: Path, content: str, sep: str) -> list[tuple[int, dict[str, str]]]:
@@ -91,13 +111,15 @@ def _table_rows(path: Path, content: str, sep: str) -> list[tuple[int, dict[str,
         raise DataError(f"{path}: the file is empty; it needs a header line (e.g. text,label) and data rows.")
     header = [h.strip() for h in rows[0][1]]
     out = []
+    lengths = Problems(path, "rows of the wrong length")
     for line, r in rows[1:]:
         if not any(c.strip() for c in r):
             continue  # blank line
         if len(r) != len(header):
-            raise DataError(f"{path}, line {line}: {len(r)} values but the header has {len(header)} columns.",
-                            fix=f"quote texts that contain the separator ({separator_name(sep)})")
+            lengths.add(f"line {line}", f"{len(r)} values but the header has {len(header)} columns",
+                        f"quote texts that contain the separator ({separator_name(sep)})")
         out.append((line, dict(zip(header, r))))
+    lengths.check()
     if not out:
         raise DataError(f"{path}: the header is there but there are no data rows.")
     return out

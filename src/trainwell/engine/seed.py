@@ -9,6 +9,9 @@ from typing import Any
 import numpy as np
 import torch
 
+# (seed, epoch, draw, block) -> one generator seed
+from trainwell._seeds import mix_seed as _seed_of
+
 
 def seed_everything(seed: int, deterministic: bool = False) -> None:
     """Seed Python, NumPy and torch (CPU and every GPU).
@@ -71,14 +74,6 @@ def seed_rank_stream(seed: int, rank: int, step: int = 0) -> None:
 
 
 DRAW_CHUNK = 4096  # samples per block of an epoch's draws (each block from its own generator)
-
-
-def _seed_of(*parts: int) -> int:
-    """One 64-bit generator seed from several integers (seed, epoch, draw, block)."""
-    value = 0
-    for part in parts:
-        value = (value * 1_000_003 + part) % 2**64
-    return value
 
 
 class EpochDraws:

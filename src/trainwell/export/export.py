@@ -57,7 +57,8 @@ def export_run(run_dir: Path, fmt: str, out: Path | None = None, checkpoint: str
     sidecar = sidecar_for(out)
     start = time.perf_counter()
     model, payload, config = load_run_model(run_dir, checkpoint, typed)
-    signature = Signature(text=payload.get("task") == "text")
+    signature = Signature(text=payload.get("task") == "text",
+                          max_length=payload.get("max_len") if "hf" in payload else None)
     metadata = export_metadata(fmt, payload, config, signature.names,
                                {"run": str(run_dir), "checkpoint": checkpoint})
     say(f"reading the {config['data']['name']} test split for the parity check")

@@ -41,9 +41,11 @@ class ExportError(TrainwellError):
 
 @dataclass(frozen=True)
 class Signature:
-    """The exported model's inputs: ``x`` (batch, ...) or, for text, ``tokens`` (batch, length) and ``lengths``."""
+    """The exported model's inputs: ``x`` (batch, ...) or, for text, ``tokens`` (batch, length) and ``lengths``.
+    ``max_length``: the longest text the model takes (a transformer's position embeddings), None for any."""
 
     text: bool
+    max_length: int | None = None
 
     @property
     def names(self) -> list[str]:
@@ -54,7 +56,8 @@ class Signature:
         from torch.export import Dim
 
         batch = Dim("batch", min=1)
-        return ({0: batch, 1: Dim("length", min=1)}, {0: batch}) if self.text else ({0: batch},)
+        length = Dim("length", min=1, max=self.max_length) if self.max_length else Dim("length", min=1)
+        return ({0: batch, 1: length}, {0: batch}) if self.text else ({0: batch},)
 
 
 def format_module(fmt: str) -> ModuleType:

@@ -19,6 +19,10 @@ def build_run_model(config: dict[str, Any], payload: dict[str, Any]) -> nn.Modul
 
     # The architecture only: the trained weights come from the checkpoint, never downloaded again.
     model_cfg = ModelConfig.model_validate({**config["model"], "pretrained": None})
+    if payload.get("task") == "text" and "hf" in payload:  # the configuration it keeps: nothing from the hub
+        from trainwell.models.hf import build_hf_model
+
+        return build_hf_model(payload["hf"]["config"], payload["hf"]["pad_id"], name=model_cfg.name)
     if payload.get("task") == "text":
         from trainwell.tasks.text import build_text_model
 

@@ -29,6 +29,7 @@ def test_samples(config_dict: dict[str, Any], payload: dict[str, Any]) -> Sample
 
     config = Config.model_validate(config_dict)
     task = get_task(config.task)
+    task.adopt(payload)
     try:
         bundle = task.build_data(config)
     except TrainwellError as e:

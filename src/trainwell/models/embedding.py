@@ -5,7 +5,13 @@ With the built-in ``cnn`` the backbone is exactly the classifier's conv blocks
 ``embedding.pool=avg`` its last feature map is averaged over height and width first, so the
 embedding layer sees one value per channel. Any other
 registered model (or ``package.module:Class``) is built with ``embedding.dim`` outputs and
-its output is used as the pre-normalization embedding.
+its output is used as the pre-normalization embedding: a library model's (``timm:`` / ``torchvision:``) last
+layer, the one on its pooled features, becomes the embedding layer.
+
+With ``model.pretrained`` (``app/pretrained.py``) both take a classifier's weights under their own names
+(:meth:`EmbeddingNet.pretrained_state`, :meth:`NormalizedOutput.pretrained_state`): the backbone's weights are
+kept, the classifier's head is not used, and the embedding layer starts from PyTorch's random initialization (a
+layer at zero would give every image the same, zero-length embedding).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from torch import nn
 
 from trainwell._errors import TrainwellError
 from trainwell.config import EmbeddingConfig, ModelConfig
+from trainwell.models.layers import Blocks
 
 
 class EmbeddingNet(nn.Module):
@@ -38,9 +45,19 @@ class EmbeddingNet(nn.Module):
         self.head = nn.Sequential(*head)
         self.dim = dim
 
+    head_starts_at_zero = False  # a zero embedding layer maps every image to the same (zero) vector
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         z = self.head(self.backbone(x))  # (B, dim)
         return F.normalize(z, dim=1)  # (B, dim), unit rows
+
+    def pretrained_state(self, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``state`` under this model's names: an embedding run's as it is; a built-in cnn classifier's conv blocks
+        (``features.*``) as the backbone, its classifier (``classifier.*``) left out."""
+        if any(k.startswith(("backbone.", "head.")) for k in state):
+            return state
+        into = "backbone." if isinstance(self.backbone, Blocks) else "backbone.0."  # (avg pooling wraps the blocks)
+        return {into + k.removeprefix("features."): v for k, v in state.items() if k.startswith("features.")}
 
 
 class NormalizedOutput(nn.Module):
@@ -51,8 +68,14 @@ class NormalizedOutput(nn.Module):
         self.model = model
         self.dim = dim
 
+    head_starts_at_zero = False
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.normalize(self.model(x).flatten(1), dim=1)
+
+    def pretrained_state(self, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``state`` under this model's names: an embedding run's as it is, a classifier's under ``model.``."""
+        return state if any(k.startswith("model.") for k in state) else {f"model.{k}": v for k, v in state.items()}
 
 
 def build_embedding_model(model_cfg: ModelConfig, emb_cfg: EmbeddingConfig,
@@ -74,6 +97,14 @@ def build_embedding_model(model_cfg: ModelConfig, emb_cfg: EmbeddingConfig,
     if emb_cfg.pool != "flatten":
         raise TrainwellError(f"embedding.pool={emb_cfg.pool} applies to the built-in cnn only; model {model_cfg.name!r} "
                              "gives its own output as the embedding.", fix="drop embedding.pool, or use --set model.name=cnn")
+    from trainwell._library_names import is_library_model
+
+    if is_library_model(model_cfg.name):  # its head, on the pooled features, gives the embedding
+        from trainwell.models.library import build_library_model
+
+        return NormalizedOutput(build_library_model(model_cfg.name, tuple(input_shape), emb_cfg.dim,
+                                                    published=model_cfg.pretrained is True, zero_head=False),
+                                emb_cfg.dim)
     from trainwell.models import build_model
 
     return NormalizedOutput(build_model(model_cfg, tuple(input_shape), emb_cfg.dim), emb_cfg.dim)

@@ -19,11 +19,20 @@ def head_of(model: nn.Module) -> tuple[str, nn.Linear]:
     return found[-1]
 
 
-def replace_head(model: nn.Module, num_classes: int) -> tuple[str, int]:
-    """Put a new ``nn.Linear`` for ``num_classes`` starting at zero where the model's last one is; its name and
-    the old number of outputs."""
+def head_module(model: nn.Module) -> nn.Module:
+    """What fine-tuning trains at the head's rate: the model's own ``classification_head()`` when it has one (a
+    Hugging Face classifier: the layers after its base model), else the last ``nn.Linear``."""
+    own = getattr(model, "classification_head", None)
+    return own() if callable(own) else head_of(model)[1]
+
+
+def replace_head(model: nn.Module, num_classes: int, *, at_zero: bool = True) -> tuple[str, int]:
+    """Put a new ``nn.Linear`` for ``num_classes`` where the model's last one is, starting at zero (``at_zero``;
+    else PyTorch's random initialization, as an embedding layer needs); its name and the old number of outputs."""
     name, head = head_of(model)
-    new = start_at_zero(nn.Linear(head.in_features, num_classes, bias=head.bias is not None))
+    new = nn.Linear(head.in_features, num_classes, bias=head.bias is not None)
+    if at_zero:
+        start_at_zero(new)
     parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
     setattr(parent, name.rpartition(".")[2], new)
     return name, head.out_features

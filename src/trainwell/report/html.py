@@ -211,16 +211,31 @@ def _plain(obj: Any) -> Any:
     return str(obj)
 
 
-# The config's sections that belong to one task (named after it): a run shows only its own task's.
-_TASK_SECTIONS = ("text", "embedding")
-
-
 def _config_html(config: Mapping[str, Any]) -> str:
+    from trainwell.config import used_by_task
+
     if not config:
         return f'<p class="empty">{NO_DATA}</p>'
-    own = {k: v for k, v in config.items() if k not in _TASK_SECTIONS or k == config.get("task")}
+    own = {k: v for k, v in config.items() if used_by_task(str(k), config.get("task"))}  # a run's own task's
     text = yaml.safe_dump(_plain(own), sort_keys=False, allow_unicode=True, default_flow_style=False)
     return f"<pre>{escape(text)}</pre>"
+
+
+# The report's own headings, per language (a task's and the doctor's sections bring their own).
+_WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
+    "title": ("trainwell run: {name}", "trainwell 训练运行：{name}"),
+    "summary": ("Summary", "概要"),
+    "charts": ("Charts", "图表"),
+    "epochs": ("Epochs", "各轮结果"),
+    "config": ("Configuration", "配置"),
+}
+
+
+def run_title(name: str, lang: str = "en") -> str:
+    """The report's title for the run folder ``name``."""
+    from trainwell._lang import say
+
+    return say(_WORDS, lang, "title", name=name)
 
 
 def render_report(
@@ -231,24 +246,27 @@ def render_report(
     config: dict,
     summary: dict,
     extra_sections: list[tuple[str, str]] | None = None,
+    lang: str = "en",
 ) -> str:
     """Return the report page as a string (see :func:`write_report`)."""
+    from trainwell._lang import say
+
     sections: list[tuple[str, str]] = [
-        ("Summary", _summary_html(summary)),
-        ("Charts", _charts_html(epochs, steps)),
+        (say(_WORDS, lang, "summary"), _summary_html(summary)),
+        (say(_WORDS, lang, "charts"), _charts_html(epochs, steps)),
         *(extra_sections or []),
-        ("Epochs", _epochs_html(epochs)),
-        ("Configuration", _config_html(config)),
+        (say(_WORDS, lang, "epochs"), _epochs_html(epochs)),
+        (say(_WORDS, lang, "config"), _config_html(config)),
     ]
-    return render_page(title, sections)
+    return render_page(title, sections, lang=lang)
 
 
-def render_page(title: str, sections: list[tuple[str, str]]) -> str:
+def render_page(title: str, sections: list[tuple[str, str]], lang: str = "en") -> str:
     """A self-contained page: ``title`` and ``(heading, html)`` sections (headings escaped, html as given)."""
     body = "\n".join(f"<section>\n<h2>{escape(heading)}</h2>\n{content}\n</section>" for heading, content in sections)
     return (
         "<!DOCTYPE html>\n"
-        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<html lang="{escape(lang)}">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{escape(title)}</title>\n<style>\n{_CSS}\n</style>\n</head>\n"
         f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body>\n</html>\n"
@@ -266,15 +284,18 @@ def write_report(
     config: dict,
     summary: dict,
     extra_sections: list[tuple[str, str]] | None = None,
+    lang: str = "en",
 ) -> Path:
     """Write the run report to ``path`` atomically and return ``path``.
 
     ``extra_sections`` are ``(heading, html)`` pairs shown after the charts and before the per-epoch table and
-    the configuration; the heading is escaped, the html is inserted as given (callers must escape it).
+    the configuration; the heading is escaped, the html is inserted as given (callers must escape it). ``lang``:
+    the language of the report's own headings (``en`` / ``zh``).
     """
     path = Path(path)
     page = render_report(
-        title=title, epochs=epochs, steps=steps, config=config, summary=summary, extra_sections=extra_sections
+        title=title, epochs=epochs, steps=steps, config=config, summary=summary, extra_sections=extra_sections,
+        lang=lang,
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, page)

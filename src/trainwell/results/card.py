@@ -14,7 +14,7 @@ from typing import Any
 from trainwell._errors import TrainwellError
 from trainwell._files import atomic_write_text
 from trainwell.report.html import format_value
-from trainwell.results.folder import RunFiles, best_row, planned_epochs, read_run, status
+from trainwell.results.folder import RunFiles, best_row, planned_epochs, read_run, status, stopped_early
 
 MARKER = "<!-- trainwell model card: rewritten by `trainwell card`; edits here are lost -->"
 
@@ -34,7 +34,8 @@ MODEL_KEYS = {  # the model settings that shape each built-in model
 RECIPE_KEYS = ("task", "model.name", "train.optimizer", "train.lr", "train.weight_decay", "train.scheduler",
                "train.epochs", "train.batch_size", "train.label_smoothing", "train.grad_clip", "train.ema",
                "train.precision", "train.accumulate", "train.monitor", "seed")
-AUGMENT_KEYS = {"shift": ("shift",), "affine": ("shift", "rotate", "zoom")}
+AUGMENT_KEYS = {"shift": ("shift",), "affine": ("shift", "rotate", "zoom"),
+                "photo": ("image_size", "interpolation")}
 
 
 def _plain(value: Any) -> str:
@@ -166,10 +167,18 @@ def _limits(run: RunFiles) -> list[str]:
         lines.append("- Trained on CPU only.")
     state, reason = status(run)
     planned = planned_epochs(run)
+    early = stopped_early(run)
     if state != "finished":
         lines.append(f"- This run {'failed' if state == 'failed' else 'was ' + state}: {reason}.")
+    elif early:
+        why = str((run.summary or {}).get("stop_reason") or "")
+        why = why.split(": ", 1)[1] if ": " in why else "the monitored value stopped improving"
+        lines.append("- Training stopped early at epoch {} of {}: ".format(*early) + f"{why}.")
     elif planned is not None and (run.summary or {}).get("best_epoch") == planned:
         lines.append("- The best epoch was the last one: training longer may still help.")
+    note = (run.summary or {}).get("pixel_baseline_note")
+    if note:
+        lines.append(f"- {note}")
     return lines
 
 
@@ -194,7 +203,7 @@ def _usage(run: RunFiles) -> list[str]:
 
 def render_card(run: RunFiles) -> str:
     """The card as Markdown."""
-    state, _ = status(run)
+    state = ", ".join(filter(None, status(run))) if stopped_early(run) else status(run)[0]
     summary = run.summary or {}
     data, model = _data_name(run), run.setting("model.name") or summary.get("model")
     when = f", {str(summary['finished_at']).replace('T', ' ')}" if summary.get("finished_at") else ""

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from trainwell._errors import TrainwellError
+from trainwell.config import used_by_task
 from trainwell.results.folder import (UnreadableRun, dotted, finished_at, headline_metrics, is_run_folder, read_run,
-                                   status, train_seconds)
+                                   status, stopped_early, train_seconds)
 
 # Keys every run has its own value of: the name column already says which run it is.
 NOT_COMPARED = frozenset({"name", "out"})
@@ -36,6 +37,7 @@ class RunRow:
     metrics: dict[str, Any] = field(default_factory=dict)  # val at the best epoch, test (see headline_metrics)
     time: float | None = None  # training seconds
     parameters: int | None = None
+    early: tuple[int, int] | None = None  # (epoch, planned) for a run that early stopping ended
 
     @property
     def name(self) -> str:
@@ -45,7 +47,7 @@ class RunRow:
         if column in self.metrics:
             return self.metrics[column]
         if column in self.config:
-            return self.config[column]
+            return self.config[column] if used_by_task(column, self.config.get("task")) else None
         return getattr(self, column, None) if column in FIXED_COLUMNS + TAIL_COLUMNS + ("parameters",) else None
 
 
@@ -61,7 +63,7 @@ class Catalog:
 
     def to_json(self) -> list[dict[str, Any]]:
         return [{"name": r.name, "path": str(r.path), "date": r.date, "data": r.data, "model": r.model,
-                 "config": {k: r.config.get(k) for k in self.differing},
+                 "config": {k: r.config.get(k) for k in self.differing if used_by_task(k, r.config.get("task"))},
                  **{k: r.metrics.get(k) for k in self.metric_columns},
                  "train_seconds": r.time, "parameters": r.parameters, "status": r.status, "reason": r.reason}
                 for r in self.rows]
@@ -106,18 +108,19 @@ def row_of(path: Path) -> RunRow:
                   data=run.setting("data.name"), model=run.setting("model.name"),
                   config={k: v for k, v in dotted(run.config or {}).items() if k not in NOT_COMPARED},
                   metrics=headline_metrics(run, brief=True), time=train_seconds(run),
-                  parameters=(run.summary or {}).get("parameters"))
+                  parameters=(run.summary or {}).get("parameters"), early=stopped_early(run))
 
 
 def differing_keys(configs: list[dict[str, Any]]) -> list[str]:
-    """The dotted keys whose value is not the same in every config (missing from one counts as different),
+    """The dotted keys whose value is not the same in every config that uses it (missing from one counts as
+    different; a task's own section, ``text.*`` or ``embedding.*``, is compared among that task's runs only),
     in the order they first appear."""
     keys: dict[str, None] = {}
     for config in configs:
         keys.update(dict.fromkeys(config))
     missing = object()
-    return [k for k in keys
-            if len({json.dumps(c.get(k, missing), sort_keys=True, default=repr) for c in configs}) > 1]
+    return [k for k in keys if len({json.dumps(c.get(k, missing), sort_keys=True, default=repr)
+                                    for c in configs if used_by_task(k, c.get("task"))}) > 1]
 
 
 def catalog(root: Path) -> Catalog:

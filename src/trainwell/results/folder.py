@@ -240,16 +240,30 @@ def crash(run: RunFiles) -> str | None:
     return None
 
 
+def stopped_early(run: RunFiles) -> tuple[int, int] | None:
+    """``(epoch, planned)`` for a run that early stopping ended before its planned epochs (summary.json's
+    ``stopped_early``), else None."""
+    summary, planned = run.summary or {}, planned_epochs(run)
+    done = summary.get("stopped_epoch", summary.get("epochs"))
+    if summary.get("stopped_early") is True and isinstance(done, int) and planned is not None and done < planned:
+        return done, planned
+    return None
+
+
 def status(run: RunFiles) -> tuple[str, str]:
-    """``(status, reason)``. finished: summary.json records every planned epoch and the loss stayed finite;
-    failed: training raised (the doctor kept the error), the loss became nan/inf, or summary.json records
-    fewer epochs than planned; interrupted: no summary.json and no sign of failure (stopped by Ctrl-C, a
-    kill or a lost machine; ``trainwell train --resume`` continues it)."""
+    """``(status, reason)``. finished: summary.json records every planned epoch, or an early stop, and the
+    loss stayed finite (the reason says when it stopped early); failed: training raised (the doctor kept the
+    error), the loss became nan/inf, or summary.json records fewer epochs than planned without an early stop;
+    interrupted: no summary.json and no sign of failure (stopped by Ctrl-C, a kill or a lost machine;
+    ``trainwell train --resume`` continues it)."""
     planned = planned_epochs(run)
     gone = diverged(run)
     if gone:
         return "failed", f"diverged: {gone}"
     if run.summary is not None:
+        early = stopped_early(run)
+        if early:
+            return "finished", "stopped early at epoch {} of {}".format(*early)
         done = run.summary.get("epochs")
         if isinstance(done, int) and planned is not None and done < planned:
             return "failed", f"summary.json records {done} of {planned} epochs"

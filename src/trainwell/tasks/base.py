@@ -107,6 +107,13 @@ class Task:
         """A test sample's raw input as the report shows it (pixels, feature values; text overrides this)."""
         return raw.numpy() if hasattr(raw, "numpy") else raw
 
+    def adopt(self, payload: dict[str, Any]) -> None:
+        """Take back what a trained run's checkpoint recorded about its inputs before ``build_data`` reads the data
+        again (export's parity samples): a text run's Hugging Face tokenizer, not the hub's."""
+
+    def write_files(self, run_dir: Path) -> None:
+        """Files of the task's own that a new run folder keeps (a Hugging Face model's tokenizer)."""
+
 
 def get_task(name: str) -> Task:
     """An instance of the task registered as ``name``."""

@@ -81,14 +81,15 @@ class EmbeddingTask(Task):
     def finish(self, trainer: Trainer, bundle: DataBundle, config: Config,
                run_dir: Path) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         from trainwell.verification.evaluate import embed_split, verification_report
-        from trainwell.verification.report import verification_sections
+        from trainwell.verification.report import baseline_entries, verification_sections
 
         _, eval_transform = self.transforms(config, bundle)
         val = embed_split(trainer.model, bundle.val, eval_transform, trainer.device)
         test = embed_split(trainer.model, bundle.test, eval_transform, trainer.device)
         summary, methods = verification_report(val, test, config.embedding.pairs, config.data.split_seed)
         summary.update({"task": "embedding", "protocol": config.embedding.protocol,
-                        "embedding_loss": config.embedding.loss, "data_notes": bundle.info.get("notes", [])})
+                        "embedding_loss": config.embedding.loss, "data_notes": bundle.info.get("notes", []),
+                        **baseline_entries(summary)})
         _store_threshold(run_dir, summary)
         _print_figures(summary)
         note = (f"{config.embedding.protocol} protocol; {summary['test_pairs']} test pairs (half same identity); "

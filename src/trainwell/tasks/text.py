@@ -1,14 +1,17 @@
-"""Text classification: texts -> tokens -> vocabulary ids -> ``lstm`` / ``gru`` -> one class per text.
+"""Text classification: texts -> tokens -> vocabulary ids -> ``lstm`` / ``gru`` -> one class per text; or, with
+``--model hf:NAME_OR_PATH``, texts -> the Hugging Face model's own tokenizer -> its classifier (``tasks/text_hf.py``).
 
-The vocabulary and the tokenizer settings travel in every checkpoint (``payload``), so
-``trainwell predict`` turns new texts into exactly the same ids as training did.
+The vocabulary (or the model's tokenizer.json) and the tokenizer settings travel in every checkpoint (``payload``),
+so ``trainwell predict`` turns new texts into exactly the same ids as training did.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainwell._errors import ConfigError
+from trainwell._library_names import is_hf_model
 from trainwell.tasks.base import TASKS, Task
 
 if TYPE_CHECKING:
@@ -19,22 +22,43 @@ if TYPE_CHECKING:
     from trainwell.data.bundle import DataBundle
     from trainwell.data.vocab import Vocab
     from trainwell.engine.trainer import InputTransform
+    from trainwell.tasks.text_hf import HfText
 
 
 @TASKS.register("text", "texts -> one class per text (tokenizer, vocabulary, lstm / gru over packed sequences)")
 class TextTask(Task):
-    """Builds the vocabulary with the data; the model's embedding size follows it."""
+    """Builds the vocabulary with the data; the model's embedding size follows it. A Hugging Face model brings its
+    own tokenizer instead (``self.hf``)."""
 
     def __init__(self) -> None:
         self.vocab: Vocab | None = None
+        self.hf: HfText | None = None
 
     def build_data(self, config: Config) -> DataBundle:
+        if is_hf_model(config.model.name):
+            from trainwell.tasks.text_hf import HfText
+
+            if self.hf is None:
+                self.hf = HfText.load(config.model.name, config.model.pretrained)
+            return self.hf.data(config)
         from trainwell.data.text import build_text_data
 
         bundle, self.vocab = build_text_data(config)
         return bundle
 
+    def adopt(self, payload: dict[str, Any]) -> None:
+        if "hf" in payload:
+            from trainwell.tasks.text_hf import HfText
+
+            self.hf = HfText.from_payload(payload["hf"])
+
+    def write_files(self, run_dir: Path) -> None:
+        if self.hf is not None:
+            self.hf.write_files(run_dir)
+
     def build_model(self, config: Config, bundle: DataBundle) -> nn.Module:
+        if self.hf is not None:
+            return self.hf.model(config, bundle)
         if self.vocab is None:
             raise RuntimeError("TextTask.build_data must run before build_model (the model needs the vocabulary)")
         model = build_text_model(config.model, len(self.vocab), bundle.num_classes)
@@ -57,10 +81,16 @@ class TextTask(Task):
 
     def shown_input(self, raw: Any) -> Any:
         """The text as the model read it: its tokens (``<unk>`` for those outside the vocabulary), joined."""
+        if self.hf is not None:
+            return self.hf.tokens.decode([int(i) for i in raw])
         assert self.vocab is not None
         return join_tokens([self.vocab.itos[int(i)] for i in raw])
 
     def payload(self, config: Config, bundle: DataBundle) -> dict[str, Any]:
+        if self.hf is not None:  # no "tokenizer" key: a file's tokenizer.json is data, never a function to import
+            return {**super().payload(config, bundle), "task": "text", "hf": self.hf.payload(),
+                    "max_len": config.text.max_len, "truncate": config.text.truncate,
+                    "head_fraction": config.text.head_fraction}
         assert self.vocab is not None
         return {**super().payload(config, bundle), "task": "text", "vocab": self.vocab.to_dict(),
                 "tokenizer": config.text.tokenizer, "max_len": config.text.max_len,
@@ -113,17 +143,23 @@ def build_text_model(cfg: ModelConfig, vocab_size: int, num_classes: int) -> nn.
 
 
 def encode_texts(payload: dict[str, Any], texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """New texts -> (tokens (B, T), lengths (B,)) with the run's tokenizer, vocabulary and max_len."""
+    """New texts -> (tokens (B, T), lengths (B,)) with the run's tokenizer, vocabulary and max_len (a Hugging Face
+    model's: its tokenizer.json, kept in the payload)."""
     import torch
 
     from trainwell.data.text_batch import pad_batch
     from trainwell.data.tokenize import get_tokenizer, truncate
     from trainwell.data.vocab import Vocab
 
-    vocab = Vocab.from_dict(payload["vocab"])
-    tokenize = get_tokenizer(payload["tokenizer"])
     mode, head = payload.get("truncate", "head"), payload.get("head_fraction", 0.5)  # older runs: head
-    items = [(torch.tensor(vocab.encode(truncate(tokenize(t), payload["max_len"], mode, head)), dtype=torch.long),
-              torch.tensor(0)) for t in texts]
+    if "hf" in payload:
+        from trainwell.data.text_hf import HfTokens
+
+        ids = HfTokens(payload["hf"]["tokenizer_json"]).encode(texts, payload["max_len"], mode, head)
+    else:
+        vocab = Vocab.from_dict(payload["vocab"])
+        tokenize = get_tokenizer(payload["tokenizer"])
+        ids = [vocab.encode(truncate(tokenize(t), payload["max_len"], mode, head)) for t in texts]
+    items = [(torch.tensor(i, dtype=torch.long), torch.tensor(0)) for i in ids]
     (tokens, lengths), _ = pad_batch(items)
     return tokens, lengths

@@ -7,6 +7,34 @@ from typing import Any
 
 import numpy as np
 
+# What an embedding run below its own raw-pixel baseline says at its end, in the project's languages.
+BELOW_BASELINE = {
+    "en": "Below the raw-pixel baseline: the embedding's test ROC AUC is {auc:.4f}, the raw pixels' cosine "
+          "similarity gets {pixels:.4f}, so this model tells identities apart worse than the pixels alone do. "
+          "Train longer, with more identities or more images of each, or with augmentation (docs/EMBEDDING.md).",
+    "zh": "低于原始像素基线：嵌入在测试对上的 ROC AUC 为 {auc:.4f}，原始像素的余弦相似度为 {pixels:.4f}，"
+          "即该模型区分身份的能力还不如像素本身。请训练更久、使用更多身份或每个身份更多的图像，或加入数据增强"
+          "（见 docs/EMBEDDING.md）。",
+}
+
+
+def below_baseline(figures: dict[str, Any], lang: str = "en") -> str | None:
+    """The sentence for an embedding whose test AUC is below its raw-pixel baseline's, in ``lang`` (``en`` or
+    ``zh``); None when it is not below, or either figure is missing."""
+    auc, pixels = figures.get("test_auc"), figures.get("pixel_test_auc")
+    if not isinstance(auc, (int, float)) or not isinstance(pixels, (int, float)) or auc >= pixels:
+        return None
+    return BELOW_BASELINE.get(lang, BELOW_BASELINE["en"]).format(auc=auc, pixels=pixels)
+
+
+def baseline_entries(figures: dict[str, Any]) -> dict[str, Any]:
+    """summary.json's ``below_pixel_baseline`` (and, when true, ``pixel_baseline_note``, the English sentence the
+    model card repeats); nothing without both AUCs."""
+    if figures.get("test_auc") is None or figures.get("pixel_test_auc") is None:
+        return {}
+    note = below_baseline(figures)
+    return {"below_pixel_baseline": note is not None, **({"pixel_baseline_note": note} if note else {})}
+
 
 def roc_plot(curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> bytes:
     """A PNG of true accept rate against false accept rate (log scale) for each named curve."""
@@ -41,8 +69,10 @@ def verification_sections(figures: dict[str, Any], curves: dict[str, tuple[np.nd
              lambda v: "-" if v is None else f"{float(v):.4f}")]
     body = "".join(f"<tr><td>{escape(label)}</td><td>{escape(fmt(figures.get(a)))}</td>"
                    f"<td>{escape(fmt(figures.get(b)))}</td></tr>" for label, a, b, fmt in rows)
-    table = (f"<p>{escape(note)}</p><table><tr><th></th><th>embedding</th><th>raw pixels (baseline)</th></tr>"
-             f"{body}</table>")
+    below = below_baseline(figures)
+    warning = f"<p><strong>{escape(below)}</strong></p>" if below else ""
+    table = (f"{warning}<p>{escape(note)}</p><table><tr><th></th><th>embedding</th><th>raw pixels (baseline)</th>"
+             f"</tr>{body}</table>")
     from trainwell.report.html import png_img
 
     return [("Verification (test pairs)", table),
