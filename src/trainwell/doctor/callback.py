@@ -63,6 +63,8 @@ class DoctorCallback(Callback):
                                in_trainer=True)
         if trainer.state.step > 0:
             self._continue_from(self.session, trainer.state.step)
+        elif self.config is not None and self.config.model.pretrained:
+            self.session.loaded.note(trainer.model)  # loaded before the session began: the fine-tuning checks ask
         self.session.install()
         # trainwell's loop reports its own model calls: cheaper than hooks on the model (see Trainer.call_watch).
         trainer.call_watch = self.session.reported_by_caller(trainer.forward_model, trainer.eval_model)

@@ -26,7 +26,7 @@ from trainwell.doctor.lang import pick
 SYMPTOMS: dict[str, tuple[str, ...]] = {
     # Gradients summed over all past steps: each update grows, as with a far too high rate.
     "zero-grad-missing": ("lr-too-high", "exploding-gradients", "nonfinite-loss", "loss-not-decreasing",
-                          "dead-relu"),
+                          "dead-relu", "lr-too-high-for-finetuning"),
     # The step uses zeros, or only the last loss's gradients: the weights do not learn.
     "zero-grad-misplaced": ("loss-not-decreasing", "params-not-updating", "lr-too-low"),
     # A softmax (or sigmoid) before a loss that applies its own: gradients squashed, the loss stuck high.
@@ -45,6 +45,10 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
     # targets or a large negative bias kill ReLUs with the rate looking too high, and their fix is another
     # (tests/doctor_heldout's regression_raw_target_kills_relus).
     "lr-too-high": ("nonfinite-loss", "loss-not-decreasing"),
+    # A pretrained model's loss climbing far above its start at the fine-tuning rate: the general rate check sees the
+    # same run from its larger rise on; the fine-tuning finding's fix (a 10x smaller rate, a smaller one for the
+    # pretrained part) is the one to follow.
+    "lr-too-high-for-finetuning": ("lr-too-high", "nonfinite-loss", "loss-not-decreasing"),
     # NaN / inf in the data make the loss NaN; nothing else need be wrong.
     "nonfinite-input": ("nonfinite-loss", "exploding-gradients", "loss-not-decreasing"),
 }
@@ -52,6 +56,7 @@ SYMPTOMS: dict[str, tuple[str, ...]] = {
 # What each symptom looked like, in a few words (en, zh).
 SYMPTOM_WORDS: dict[str, tuple[str, str]] = {
     "lr-too-high": ("the loss blew up as with a far too high learning rate", "损失像学习率过高那样暴涨"),
+    "lr-too-high-for-finetuning": ("the loss climbed above where fine-tuning started", "损失升到了微调起点之上"),
     "exploding-gradients": ("the gradients grew huge", "梯度变得极大"),
     "nonfinite-loss": ("the loss became inf / NaN", "损失变成了 inf / NaN"),
     "loss-not-decreasing": ("the loss did not go down", "损失没有下降"),

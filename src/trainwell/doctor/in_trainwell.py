@@ -104,6 +104,27 @@ ADVICE: dict[str, Advice] = {
          "调低学习率：--lr {lower}（当前 {lr}），或用 --lr auto 让学习率查找器来选"),
         ("pass a lower rate: fit(..., lr={lower}) (now {lr}), or lr=\"find\" to let the learning-rate finder pick it",
          "传入更低的学习率：fit(..., lr={lower})（当前 {lr}），或用 lr=\"find\" 让学习率查找器来选")),
+    "lr-too-high-for-finetuning": Advice(
+        "--lr (train.lr), --set train.finetune.backbone_lr", "fit(lr=...)",
+        ("fine-tune at a lower rate: --lr {lower} (now {lr}), or keep the head's rate and lower the pretrained "
+         "backbone's: --set train.finetune.backbone_lr=0.1 (the default is 0.3)",
+         "用更低的学习率微调：--lr {lower}（当前 {lr}），或者保持分类头的学习率、降低预训练主干的："
+         "--set train.finetune.backbone_lr=0.1（默认 0.3）"),
+        ("fine-tune at a lower rate: fit(..., lr={lower}) (now {lr}), or give the pretrained part a smaller rate in "
+         "your own optimizer's parameter groups",
+         "用更低的学习率微调：fit(..., lr={lower})（当前 {lr}），或者在自己的优化器参数组里给预训练部分更小的学习率")),
+    # trainwell's loop calls model.train() at every epoch's start: a model frozen by its user keeps its BatchNorm
+    # statistics by overriding train() (trainwell's own recipe, train.finetune.freeze_epochs, does this itself).
+    "frozen-batchnorm-training": Advice(
+        "--model {model} (model.name)", "fit(model=...)",
+        ("keep the frozen part in eval mode inside the model, since the loop calls model.train() every epoch: "
+         "def train(self, mode=True): super().train(mode); self.backbone.eval(); return self  # in your model class",
+         "循环每个 epoch 都会调用 model.train()，所以要在模型内部让冻结的部分保持 eval 模式："
+         "def train(self, mode=True): super().train(mode); self.backbone.eval(); return self  # 写在你的模型类里"),
+        ("keep the frozen part in eval mode inside the model, since fit calls model.train() every epoch: "
+         "def train(self, mode=True): super().train(mode); self.backbone.eval(); return self  # in your model class",
+         "fit 每个 epoch 都会调用 model.train()，所以要在模型内部让冻结的部分保持 eval 模式："
+         "def train(self, mode=True): super().train(mode); self.backbone.eval(); return self  # 写在你的模型类里")),
     "lr-too-low": Advice(
         *_LR_WHERE,
         ("raise the learning rate: --lr {higher} (now {lr}), or --lr auto to let the learning-rate finder pick it",
@@ -186,7 +207,7 @@ ADVICE: dict[str, Advice] = {
 # Findings about the data: they point at the data option; the fix is the check's (the data is the user's).
 DATA_WHERE = ("--data (data.name)", "fit(train_data=...)")
 DATA_CHECKS = frozenset({"labels-off-by-one", "split-leakage", "nonfinite-input", "unnormalized-input",
-                         "data-not-shuffled"})
+                         "data-not-shuffled", "input-normalization-mismatch"})
 # Findings about the model's own code: they point at the model option (a user's class), the fix is the check's.
 MODEL_WHERE = ("--model {model} (model.name)", "fit(model=...)")
 

@@ -31,6 +31,7 @@ from trainwell.doctor.check import (CHECKS, Check, acts_after_sampled, acts_ever
 from trainwell.doctor.events import (BackwardEvent, BatchEvent, BatchRecord, FedCall, ForwardEvent, LossEvent,
                                      StepEvent, ZeroGradEvent, batch_items)
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
+from trainwell.doctor.loaded import Loaded
 from trainwell.doctor.warnsite import past_wrappers, skipped, stand_in
 from trainwell.doctor.where import where
 
@@ -289,6 +290,7 @@ class Session:
         self._caller_reports: dict[int, weakref.ref[nn.Module]] = {}  # models whose calls their loop reports
         self._installed = False
         self.cross_rank = False  # one process of a multi-process `doctor run`: checks keep facts to compare ranks
+        self.loaded = Loaded()  # models that start from weights made elsewhere (``load_state_dict`` before training)
 
     # ------------------------------------------------------------------ API for checks
 
@@ -491,6 +493,8 @@ class Session:
                     self._unhooked_first(jit_recursive.create_script_module))
         # torch.save(model) / copy.deepcopy(model): the doctor's hooks on a model are left out of its state.
         self._patch(nn.Module, "__getstate__", self._wrap_getstate(nn.Module.__getstate__))
+        # Weights loaded before training (pretrained, a checkpoint): for the fine-tuning checks.
+        self._patch(nn.Module, "load_state_dict", self._wrap_load_state_dict(nn.Module.load_state_dict))
         if self._handlers["on_zero_grad"]:  # the built-in checks judge the gradients themselves
             self._patch(torch.optim.Optimizer, "zero_grad", self._wrap_zero_grad(torch.optim.Optimizer.zero_grad),
                         switched="on_zero_grad")
@@ -829,6 +833,23 @@ class Session:
             return fn(nn_module, *args, **kwargs)
 
         return create_script_module
+
+    def _wrap_load_state_dict(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        session = self
+
+        def load_state_dict(module: nn.Module, *args: Any, **kwargs: Any) -> Any:
+            result = fn(module, *args, **kwargs)
+            if not (session.quiet.active or _compiling()):
+                try:
+                    # Weights copied into a model already being trained (a rollback to its best epoch) are not
+                    # a start from pretrained weights.
+                    if not session.is_trained(module):
+                        session.loaded.note(module)
+                except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
+                    session._hook_failed("load_state_dict", e)
+            return result
+
+        return stand_in(load_state_dict, fn)
 
     def _wrap_getstate(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``Module.__getstate__`` without the doctor's own forward hooks (bound to the session, which cannot be
