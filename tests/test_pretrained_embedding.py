@@ -133,3 +133,18 @@ def test_published_weights_give_an_embedding_a_random_layer_on_the_pooled_featur
     said = apply_pretrained(model, Bundle(), True, name="torchvision:resnet18")
     assert "head model.fc replaced by a new embedding layer Linear 512 -> 8, randomly initialized" in said[0]
     assert Bundle.preprocess.mean == pytest.approx([0.485, 0.456, 0.406])
+
+
+@pytest.mark.parametrize("zero_head", [True, False])
+def test_timms_published_head_starts_at_zero_for_classes_and_at_random_for_an_embedding(
+        monkeypatch: pytest.MonkeyPatch, zero_head: bool) -> None:
+    """timm initializes a new head at random; trainwell's classes start it at zero, as the run says (timm's
+    download stands in as a no-op: its random weights are the 'published' ones)."""
+    pytest.importorskip("timm")
+    from trainwell.models.library import build_library_model
+
+    monkeypatch.setattr("timm.models._builder.load_pretrained", lambda *args, **kwargs: None)
+    model = build_library_model("timm:resnet18", (3, 32, 32), 5, published=True, zero_head=zero_head)
+    name, head = head_of(model)
+    assert name == "fc" and head.out_features == 5
+    assert bool(head.weight.abs().sum() == 0) is zero_head
