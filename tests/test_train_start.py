@@ -93,6 +93,9 @@ def test_a_resumed_run_keeps_the_threads_it_started_with(tmp_path: Path, monkeyp
     assert run_threads(Config(), tmp_path, resume=True) == (2, None)
     threads, note = run_threads(Config(), tmp_path, resume=False, lang="zh")
     assert threads == 1 and note is not None and "机器正忙" in note
+    (tmp_path / "env.json").write_text("{}")  # no count recorded: the default, and it is said, not assumed
+    threads, note = run_threads(Config(), tmp_path, resume=True)
+    assert threads is None and note is not None and "records no thread count" in note
 
 
 # --------------------------------------------------------------------------- --compile on a CPU

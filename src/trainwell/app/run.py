@@ -29,7 +29,8 @@ from trainwell.engine.run_lock import release
 from trainwell.engine.seed import seed_everything
 from trainwell.engine.strategy import Strategy
 from trainwell.engine.trainer import Trainer
-from trainwell.machine import apply_threads, busy_threads, load_average, loader_defaults, peak_memory, this_machine
+from trainwell.machine import (apply_threads, busy_threads, default_threads, load_average, loader_defaults, peak_memory,
+                               this_machine)
 from trainwell.models.memory import use_channels_last
 from trainwell.tasks import Task, get_task
 
@@ -41,6 +42,11 @@ _WORDS: dict[str, tuple[str, str]] = {  # key: (English, Chinese)
              "choose; a seeded run repeats exactly with the same number of threads)",
              "机器正忙：{cores} 个核心上的负载为 {load:g}；使用 {n} 个线程（用 --threads N 自行选择；"
              "线程数相同时，固定种子的运行结果完全一致）"),
+    "unrecorded": ("{run_dir}/env.json records no thread count: the resumed run takes the default, {n} thread{ns}; "
+                   "if the run started with another count, its results differ slightly from an uninterrupted run's "
+                   "(--threads N to choose)",
+                   "{run_dir}/env.json 中没有记录线程数：继续的运行使用默认的 {n} 个线程；若原先用的是别的线程数，"
+                   "结果会与不中断的运行略有不同（用 --threads N 自行选择）"),
     "compile_cpu": ("--compile on a CPU: the first steps are slower while torch.compile compiles the model "
                     "(again for each new batch shape); the gains are mainly on GPUs. Its messages go to "
                     "{log}",
@@ -168,7 +174,10 @@ def run_threads(config: Config, run_dir: Path, *, resume: bool, lang: str = "en"
             recorded = json.loads((run_dir / "env.json").read_text(encoding="utf-8")).get("torch_threads")
         except (OSError, ValueError, AttributeError):
             recorded = None
-        return (recorded, None) if isinstance(recorded, int) and recorded >= 1 else (None, None)
+        if isinstance(recorded, int) and recorded >= 1:
+            return recorded, None
+        n = default_threads(this_machine())
+        return None, say(_WORDS, lang, "unrecorded", run_dir=run_dir, n=n, ns="" if n == 1 else "s")
     machine, load = this_machine(), load_average()
     n = busy_threads(machine, load)
     if n is None:

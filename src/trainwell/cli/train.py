@@ -129,12 +129,12 @@ def _train(args: argparse.Namespace) -> int:
 
     import torch
 
+    from functools import partial
+
     from trainwell._lang import detect_lang, say
 
     lang = detect_lang(args.lang)
-
-    def words(key: str, **values: Any) -> str:
-        return say(_WORDS, lang, key, **values)
+    words = partial(say, _WORDS, lang)
 
     def data_read(bundle: Any) -> None:  # the data is good: the run starts with this config
         if not resuming:
@@ -192,14 +192,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _print_summary(console: Any, summary: dict[str, Any], wall: float, lang: str = "en") -> None:
+    from functools import partial
+
     from rich.table import Table
 
     from trainwell._lang import say
-
-    def words(key: str, **values: Any) -> str:
-        return say(_WORDS, lang, key, **values)
-
     from trainwell.verification.report import below_baseline
+
+    words = partial(say, _WORDS, lang)
 
     def pct(v: Any) -> str:
         return "-" if v is None else f"{100 * v:.2f}%"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from trainwell._errors import TrainwellError
+from trainwell._lang import say
 from trainwell.engine.callbacks import Callback
 from trainwell.engine.smoothing import MovingAverage
 
@@ -52,11 +54,7 @@ def _fmt(value: Any, pct: bool = False) -> str:
 
 def epoch_line(trainer: Trainer, row: dict[str, Any], lang: str = "en") -> str:
     """``epoch  2/5  train_loss ...  val_loss ...  val_acc ...  lr ...  3.1s`` (rich markup for "best")."""
-    from trainwell._lang import say
-
-    def word(key: str, **values: Any) -> str:
-        return say(_WORDS, lang, key, **values)
-
+    word = partial(say, _WORDS, lang)
     best = f" [green]{word('best')}[/]" if row.get("is_best") and row.get("val_loss") is not None else ""
     metrics = "".join(f"  {word(k) if k in _WORDS else k.replace('accuracy', 'acc')} "
                       f"{_fmt(v, pct=k.endswith('accuracy'))}"
@@ -98,8 +96,6 @@ class ProgressBar(EpochLines):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
             TimeRemainingColumn
 
-        from trainwell._lang import say
-
         self._progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn(say(_WORDS, self.lang, "loss") + " {task.fields[loss]}"), TimeElapsedColumn(),
@@ -110,8 +106,6 @@ class ProgressBar(EpochLines):
     def on_epoch_start(self, trainer: Trainer) -> None:
         st = trainer.state
         total = trainer.steps_per_epoch()
-        from trainwell._lang import say
-
         desc = say(_WORDS, self.lang, "bar", n=st.epoch + 1, of=trainer.epochs)
         if self._task is None:
             self._task = self._progress.add_task(desc, total=total, loss="-")
