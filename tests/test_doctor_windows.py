@@ -148,3 +148,94 @@ def test_weights_made_anew_between_windows_are_found() -> None:
         session.end()
         assert session.step < 700  # (no window was open after step 601)
     assert [f.id for f in session.findings] == ["params-recreated"]
+
+
+def test_next_sampled_is_the_first_step_sampled_at_samples() -> None:
+    for step in range(3000):
+        ahead = step + 1
+        while not Session.sampled_at(ahead):
+            ahead += 1
+        assert Session.next_sampled(step) == ahead, step
+
+
+def _pre_hook_on(session: Session) -> bool:
+    return any(getattr(h, "__self__", None) is session for h in optimizer_hooks._global_optimizer_pre_hooks.values())
+
+
+def test_between_windows_the_step_pre_hook_is_on_only_until_a_new_optimizer_has_stepped() -> None:
+    """``params-recreated`` acts on each optimizer's first step: an optimizer made between windows turns the step
+    pre-hook on for that step, and it goes off again after it (between windows it costs a call every step)."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(16, 4), torch.randn(16, 1)
+
+    def step(optimizer: torch.optim.Optimizer) -> None:
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+    session = Session(checks=["params-recreated"])
+    with session:
+        for _ in range(13):
+            step(opt)
+        assert not session.in_window and not _pre_hook_on(session)
+        second = torch.optim.SGD(model.parameters(), lr=0.01)
+        assert _pre_hook_on(session)
+        step(second)
+        assert not session.in_window and not _pre_hook_on(session)
+        step(opt)
+        assert not _pre_hook_on(session)
+    assert not _pre_hook_on(session)
+
+
+def _sliced_run(steps: int, *, nan_at: int | None = None, skip_nonfinite: bool = False) -> Session:
+    """``steps`` steps over 8 batches sliced from one tensor, watched by ``nonfinite-input``; from step ``nan_at``
+    the 6th batch holds a NaN. ``skip_nonfinite``: the script skips backward() for a non-finite loss, so no loss
+    shows the NaN."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(256, 8), torch.randint(0, 3, (256,))
+    session = Session(checks=["nonfinite-input"])
+    with session:
+        for step in range(steps):
+            if step == nan_at:
+                x[5 * 32 + 1, 1] = float("nan")
+            i = step % 8 * 32
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x[i:i + 32]), y[i:i + 32])
+            if skip_nonfinite and not torch.isfinite(loss):
+                continue
+            loss.backward()
+            opt.step()
+        session.end()
+    return session
+
+
+@pytest.mark.parametrize("skip_nonfinite", [False, True])
+def test_a_nan_batch_between_windows_is_found_with_or_without_its_loss(skip_nonfinite: bool) -> None:
+    """Between windows the inputs are summed only when the losses cannot vouch for them (a non-finite loss, or a
+    model call with no backward() of its own, as when the script skips a bad batch's loss). The NaN first comes
+    at step 637, far from a window."""
+    session = _sliced_run(760, nan_at=637, skip_nonfinite=skip_nonfinite)
+    assert session.internal_errors == []
+    assert [f.id for f in session.findings] == ["nonfinite-input"]
+
+
+def test_finite_losses_vouch_for_the_inputs_between_windows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose every loss is finite and follows one model call: the inputs fed between windows are not summed
+    (each window's hand-over is vouched for by the losses), and nothing is found."""
+    from trainwell.doctor.checks.inputs import NonfiniteInput
+
+    summed: list[int] = []
+    original = NonfiniteInput._sum_kept
+
+    def counted(self: NonfiniteInput) -> None:
+        summed.append(len(self.kept))
+        original(self)
+
+    monkeypatch.setattr(NonfiniteInput, "_sum_kept", counted)
+    session = _sliced_run(300)
+    assert session.findings == [] and session.internal_errors == []
+    assert sum(summed) == 0, summed

@@ -90,6 +90,11 @@ class Check:
     # that must see every training batch (a NaN in one, the rows trained on) without an event on every step.
     def on_fed(self, calls: list[FedCall]) -> None: ...
 
+    def needs_fed(self) -> bool:
+        """Whether ``on_fed`` is to be given the calls recorded since the last hand-over (asked as a window opens;
+        when no check needs them, the records are dropped unread)."""
+        return True
+
     # DataLoader batches fetched between windows, handed over together in the same way (for a check that times
     # every batch): what the batch event would have told, without the batch.
     def on_batches(self, batches: list[BatchRecord]) -> None: ...

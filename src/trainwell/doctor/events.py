@@ -9,7 +9,7 @@ user's line is still the one running. A string (or None) can be given directly (
 from __future__ import annotations
 
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
@@ -148,29 +148,24 @@ class FedCall:
         return f"FedCall(module={type(self.module).__name__}, inputs={len(self.inputs)}, batch={self.batch})"
 
 
-class BatchRecord:
+class BatchRecord(NamedTuple):
     """A DataLoader batch fetched between windows, recorded without an event (see ``Check.on_batches``): where it
     was fetched (``site``, and ``where``, the user's line, found once per site), its iterator and dataset (ids),
     the iterator's ``num_workers`` and ``pin_memory``, the wait for it, the time it came (``time.perf_counter()``),
     the session's backward() count then, and its items (the first dimension of its first tensor; 0 unless the
-    wait reached ``SIZED_WAIT_S``: only a batch that waited is sized)."""
+    wait reached ``SIZED_WAIT_S``: only a batch that waited is sized). A tuple: one is made for every batch."""
 
-    __slots__ = ("site", "where", "iterator", "dataset", "num_workers", "pin_memory", "wait_seconds", "time",
-                 "backward_count", "items")
+    site: Any
+    where: str | None
+    iterator: int
+    dataset: int
+    num_workers: int
+    pin_memory: bool
+    wait_seconds: float
+    time: float
+    backward_count: int
+    items: int
     SIZED_WAIT_S = 1e-3
-
-    def __init__(self, site: Any, where: str | None, iterator: int, dataset: int, num_workers: int, pin_memory: bool,
-                 wait_seconds: float, time: float, backward_count: int, items: int) -> None:
-        self.site = site
-        self.where = where
-        self.iterator = iterator
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.pin_memory = pin_memory
-        self.wait_seconds = wait_seconds
-        self.time = time
-        self.backward_count = backward_count
-        self.items = items
 
 
 def batch_items(batch: Any) -> int:

@@ -72,6 +72,12 @@ _COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
 
 
 _STRIDED = torch.strided
+
+
+def _nothing() -> None:
+    """A dead weak reference's stand-in: it refers to nothing."""
+
+
 _Tensor = torch.Tensor
 FED_BYTES = 16 * 2**20  # inputs of model calls kept between windows for ``on_fed`` (more: handed over at once)
 
@@ -228,13 +234,17 @@ class Session:
         # Between windows, model calls with gradients on are recorded, not dispatched: (call, versions of its
         # tensor inputs), handed to the ``on_fed`` handlers when the next window opens.
         self._fed_readers = self._handlers["on_fed"]
-        self._fed: list[tuple[FedCall, list[int]]] = []
+        # (module, inputs, batch, the version of its one tensor input or a list of its tensor inputs' versions)
+        self._fed: list[tuple[nn.Module, tuple[Any, ...], int | None, Any]] = []
         self._fed_bytes = 0
         self._fed_at_once = False  # an input was changed in place after its call: from now on hand over each call
         # Batches fetched between windows, the same way: handed to the ``on_batches`` handlers as a window opens.
         self._batch_readers = self._handlers["on_batches"]
         self._batch_log: list[BatchRecord] = []
         self._batch_sites: dict[Any, str | None] = {}  # (code, instruction) of a place batches are fetched -> where
+        # The DataLoader iterator of the latest batch and what is read from it once: (weak reference, the dataset's id
+        # for ``batch_dataset``, the dataset's id for a record, num_workers, pin_memory).
+        self._iterator: tuple[Any, int, int, int, bool] = (_nothing, 0, 0, -1, False)
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
         # The table for this step: _handlers on sampled steps, _after_sampled on the step after one, else _every_step;
@@ -245,6 +255,10 @@ class Session:
         self._window = True
         self._switched: dict[str, list[tuple[Any, str, Any, Any]]] = {}
         self._step_pre_hook: Any = None  # the handle of the optimizer step pre-hook while it is on
+        # Optimizers made since the session began that have not stepped yet: between windows the step pre-hook is
+        # on only while there is one (a handler acts on each optimizer's first step, ``sampled_and_first_step``).
+        self._fresh: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
+        self._next_window = 0  # the next step that is sampled (``sampled_at``): steps before it take the short path
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
@@ -258,6 +272,7 @@ class Session:
         self._call_batches = 0  # ``batches`` at the last model call
         self.last_forward: tuple[int, tuple[int, ...]] | None = None  # (batch in, output shape) of the last one
         self.calls_since_backward = 0  # model calls with gradients on since the last backward() began
+        self.shared_backwards = 0  # backward() passes that came after more than one such call (or after none)
         # The optimizer stepping now, the steps it took in a row, and the steps in a row of the one before it.
         self._stepping: weakref.ref[torch.optim.Optimizer] | None = None
         self.steps_in_a_row = 0  # of the optimizer stepping now, before this step
@@ -299,6 +314,13 @@ class Session:
         """Whether expensive checks look at step ``s``: the first 10, then 1 in 10 up to step 100, 1 in 25
         up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
         return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
+
+    @staticmethod
+    def next_sampled(s: int) -> int:
+        """The first step after ``s`` that ``sampled_at`` samples."""
+        n = s + 1
+        every = 1 if n < 10 else 10 if n < 100 else 25 if n < 500 else 100
+        return -(-n // every) * every  # (100 and 500, where the spacing changes, are sampled either way)
 
     @property
     def in_window(self) -> bool:
@@ -503,6 +525,8 @@ class Session:
         self._patch(it, "__next__", self._wrap_next(it.__next__))
         self._patch(torch, "compile", self._wrap_compile(torch.compile))
         self._patch(torch.export, "export", self._without_global_hooks(torch.export.export))
+        if self._first_step["on_step_pre"]:  # a new optimizer's first step: the pre-hook goes on for it
+            self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init(torch.optim.Optimizer.__init__))
         if self._handlers["on_call"]:  # GradScaler, clipping, torch.save: for the mixed-precision and rank checks
             from trainwell.doctor.calls import watch_calls
 
@@ -657,7 +681,8 @@ class Session:
                 now = owner.__dict__.get(name)
                 if now is (original if on else wrapper):  # (one put there since by someone else is left alone)
                     setattr(owner, name, wrapper if on else original)
-        pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"] or self._first_step["on_step_pre"])
+        pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"]
+                                                  or (self._first_step["on_step_pre"] and self._fresh))
         if pre and self._step_pre_hook is None:
             self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
         elif not pre and self._step_pre_hook is not None:
@@ -755,7 +780,7 @@ class Session:
         if len(args) == 1 and type(args[0]) is _Tensor:  # the usual model(x), without the loop below
             x = args[0]
             if x.layout is _STRIDED and not x.is_nested and not x.dtype.is_complex and not x.is_inference():
-                self._fed.append((FedCall(module, args, self.call_batch), [x._version]))
+                self._fed.append((module, args, self.call_batch, x._version))  # (a FedCall only if it is read)
                 self._fed_bytes += x.nbytes
                 if self._fed_at_once or self._fed_bytes > FED_BYTES:
                     self._flush_fed()
@@ -777,7 +802,7 @@ class Session:
                 size += a.nbytes
             elif isinstance(a, (list, tuple, dict)):  # tensors inside a container: their versions are not kept
                 now = True
-        self._fed.append((FedCall(module, args, self.call_batch), versions))
+        self._fed.append((module, args, self.call_batch, versions))
         self._fed_bytes += size
         if now or self._fed_bytes > FED_BYTES:
             self._flush_fed()
@@ -786,15 +811,47 @@ class Session:
         """Hand the recorded calls to the ``on_fed`` handlers, leaving out any whose inputs changed in place since
         (what the model saw is gone: from then on each call is handed over when it is made)."""
         fed, self._fed, self._fed_bytes = self._fed, [], 0
+        readers = self._needing_fed() if fed else []
+        if not readers:  # dropped unread; the oldest still tells a buffer reused in place (handed over at once then)
+            if fed and self._changed(fed[0][1], fed[0][3]):
+                self._fed_at_once = True
+            return
         calls = []
-        for call, versions in fed:
-            if versions and any(v >= 0 and v != t._version for v, t in
-                                zip(versions, [a for a in call.inputs if isinstance(a, _Tensor)])):
+        changed = self._changed
+        for module, inputs, batch, versions in fed:
+            if changed(inputs, versions):
                 self._fed_at_once = True
                 continue
-            calls.append(call)
-        if calls and self._fed_readers:
-            self._dispatch("on_fed", calls, table=self._handlers)
+            calls.append(FedCall(module, inputs, batch))
+        if calls:
+            self._dispatch("on_fed", calls, table={"on_fed": readers})
+
+    @staticmethod
+    def _changed(inputs: tuple[Any, ...], versions: int | list[int]) -> bool:
+        """Whether a recorded call's tensor inputs were changed in place since it was made (``versions``: the one
+        tensor input's version, or a list of its tensor inputs' versions, -1 for one that has none)."""
+        if isinstance(versions, int):  # the usual model(x) (see _feed)
+            return versions != inputs[0]._version
+        return bool(versions) and any(v >= 0 and v != t._version for v, t in
+                                      zip(versions, [a for a in inputs if isinstance(a, _Tensor)]))
+
+    def _needing_fed(self) -> list[tuple[Check, Callable[..., None]]]:
+        """The ``on_fed`` handlers whose checks need the calls now (``Check.needs_fed``; one that fails to say is
+        given them, and its handler's failure is then reported as any other)."""
+        readers = []
+        quiet = self.quiet
+        prev, quiet.active = quiet.active, True  # (the checks' own tensor work stays unseen)
+        try:
+            for check, handler in self._fed_readers:
+                try:
+                    needed = check.needs_fed()
+                except Exception:  # noqa: BLE001 - the handler is called, and reports what is wrong
+                    needed = True
+                if needed:
+                    readers.append((check, handler))
+        finally:
+            quiet.active = prev
+        return readers
 
     def _hook_failed(self, name: str, error: Exception) -> None:
         """A hook's own failure: recorded (and said) once, the user's code goes on; raised under ``--debug``."""
@@ -878,7 +935,8 @@ class Session:
             if _dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active:
                 return fn(tensor, *args, **kwargs)
             ev = None  # made when a check handles it (on a step not sampled, often none does)
-            session._stack.clear()  # no forward is running now
+            if session._stack:
+                session._stack.clear()  # no forward is running now
             calls, session.calls_since_backward = session.calls_since_backward, 0
             if session._active["on_backward_pre"]:
                 ev = BackwardEvent(tensor, _getframe(1))
@@ -889,30 +947,53 @@ class Session:
             finally:
                 session.in_backward = False
             session.backward_count += 1
-            if tensor.numel() == 1 and tensor.is_floating_point():
-                if tensor.is_cpu:  # read now: no device to wait for
+            active = session._active  # (after backward(): an optimizer may step inside it, from a gradient hook)
+            if tensor.is_cpu:  # read now: no device to wait for
+                if tensor.numel() == 1 and tensor.is_floating_point():
                     if session._pending_losses:
                         session._losses += read_back(session._pending_losses)
                         session._pending_losses = []
                     session._losses.append(tensor.item())
-                else:
-                    # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
-                    # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out of
-                    # a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a clone;
-                    # a cast copies by itself.)
-                    loss = tensor.detach()
-                    loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
-                    session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
+                    session.loss_steps.append(session.step)
+            elif tensor.numel() == 1 and tensor.is_floating_point():
+                # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
+                # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out of
+                # a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a clone;
+                # a cast copies by itself.)
+                loss = tensor.detach()
+                loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
+                session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
                 session.loss_steps.append(session.step)
-            if session._active["on_backward"]:
+            if active["on_backward"]:
                 ev = ev or BackwardEvent(tensor, _getframe(1))
                 session._dispatch("on_backward", ev)
-            if calls > 1 and session._active is session._every_step and session._repeated["on_backward"]:
-                session._dispatch("on_backward", ev or BackwardEvent(tensor, _getframe(1)), table=session._repeated)
+            if calls != 1:
+                session.shared_backwards += 1
+                if calls > 1 and active is session._every_step and session._repeated["on_backward"]:
+                    session._dispatch("on_backward", ev or BackwardEvent(tensor, _getframe(1)),
+                                      table=session._repeated)
             return result
 
         backward.__doc__ = fn.__doc__
         return skipped(backward)
+
+    def _wrap_optimizer_init(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """``Optimizer.__init__`` that notes the new optimizer: its first step, whenever it comes, is seen with the
+        step pre-hook on (between windows the hook is off otherwise)."""
+        session = self
+
+        def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
+            fn(optimizer, *args, **kwargs)
+            if session._installed and not (session.quiet.active or _compiling()):
+                try:
+                    session._fresh.add(optimizer)
+                    if session._step_pre_hook is None:
+                        session._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(session._step_pre)
+                except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
+                    session._hook_failed("Optimizer.__init__", e)
+
+        __init__.__doc__ = fn.__doc__
+        return skipped(__init__)
 
     def _wrap_zero_grad(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         session = self
@@ -934,11 +1015,14 @@ class Session:
             batch = fn(it)  # StopIteration passes through
             if not session.quiet.active:
                 session.batches += 1
-                session.batch_dataset = id(getattr(it, "_dataset", it))
+                info = session._iterator
+                if info[0]() is not it:
+                    info = session._iterator_info(it)
+                session.batch_dataset = info[1]
                 if session._active["on_batch"]:
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
                 elif session._batch_readers:
-                    session._record_batch(it, batch, started, _getframe(1))
+                    session._record_batch(it, batch, started, _getframe(1), info)
                 if (session._first_batch and session._active is session._every_step
                         and getattr(it, "_num_yielded", None) == 1):  # a new pass's first batch
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it),
@@ -947,7 +1031,19 @@ class Session:
 
         return skipped(__next__)
 
-    def _record_batch(self, it: Any, batch: Any, started: float, frame: Any) -> None:
+    def _iterator_info(self, it: Any) -> tuple[Any, int, int, int, bool]:
+        """What is read once from a DataLoader iterator (see ``_iterator``); remembered while it is the latest."""
+        info = (_nothing, id(getattr(it, "_dataset", it)), id(getattr(it, "_dataset", None)),
+                int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False)))
+        try:
+            info = (weakref.ref(it), *info[1:])
+        except TypeError:  # an iterator that takes no weak reference: read again for each batch
+            return info
+        self._iterator = info
+        return info
+
+    def _record_batch(self, it: Any, batch: Any, started: float, frame: Any,
+                      info: tuple[Any, int, int, int, bool]) -> None:
         """Record a batch fetched between windows (see ``Check.on_batches``): a few attribute reads."""
         now = time.perf_counter()
         wait = now - started
@@ -955,10 +1051,9 @@ class Session:
         where_ = self._batch_sites.get(site, _UNSEEN)
         if where_ is _UNSEEN:  # finding the user's line walks the stack: once per place
             where_ = self._batch_sites[site] = _where_from(frame) if len(self._batch_sites) < 256 else None
-        self._batch_log.append(BatchRecord(
-            site, where_, id(it), id(getattr(it, "_dataset", None)), int(getattr(it, "_num_workers", -1)),
-            bool(getattr(it, "_pin_memory", False)), wait, now, self.backward_count,
-            batch_items(batch) if wait >= BatchRecord.SIZED_WAIT_S else 0))
+        self._batch_log.append(BatchRecord(site, where_, id(it), info[2], info[3], info[4], wait, now,
+                                           self.backward_count,
+                                           batch_items(batch) if wait >= BatchRecord.SIZED_WAIT_S else 0))
         if len(self._batch_log) >= 4096:
             self._flush_batches()
 
@@ -995,6 +1090,7 @@ class Session:
             self._known(optimizer)
 
     def _known(self, optimizer: torch.optim.Optimizer) -> None:
+        self._fresh.discard(optimizer)
         self.optimizers.add(optimizer)
         self.optimizer_count += 1
         self._known_optimizers[id(optimizer)] = weakref.ref(optimizer)
@@ -1004,31 +1100,45 @@ class Session:
             return
         try:
             if self._step_pre_hook is None:  # between windows: the pre-hook is off, an optimizer is found here
-                self._stepping_now(optimizer)
-            if self._active["on_step"]:
+                stepping = self._stepping
+                if stepping is None or self._first_step_now or stepping() is not optimizer:
+                    self._stepping_now(optimizer)
+            active = self._active
+            if active["on_step"]:
                 self._dispatch("on_step", StepEvent(optimizer, _getframe(1)))
-            if self._first_step_now and self._active is self._every_step and self._first_step["on_step"]:
-                self._dispatch("on_step", StepEvent(optimizer, _getframe(1)), table=self._first_step)
+            if self._first_step_now and active is self._every_step:
+                if self._first_step["on_step"]:
+                    self._dispatch("on_step", StepEvent(optimizer, _getframe(1)), table=self._first_step)
+                if self._step_pre_hook is not None:
+                    self._set_window(False)  # a new optimizer's first step is over: the pre-hook goes off again
             self.steps_in_a_row += 1
-            self.step += 1
-            after = self.sampled
-            self.sampled = sampled = self.sampled_at(self.step)
-            if sampled:
-                self._active = self._active_off = self._handlers
-                if self._fed:  # the window opens: the calls recorded since the last one first
-                    self._flush_fed()
-                if self._batch_log:
-                    self._flush_batches()
-            elif after:
+            self.step = step = self.step + 1
+            if step < self._next_window and not self._window:
+                return  # between windows until the next sampled step: nothing changes (the usual step)
+            self._step_ended(step)
+        except Exception as e:  # noqa: BLE001
+            self._hook_failed("_step_post", e)
+
+    def _step_ended(self, step: int) -> None:
+        """A step that opens or closes a window ended: switch the handler tables, wrappers and global hooks."""
+        after = self.sampled
+        self.sampled = sampled = self.sampled_at(step)
+        if sampled:
+            self._active = self._active_off = self._handlers
+            if self._fed:  # the window opens: the calls recorded since the last one first
+                self._flush_fed()
+            if self._batch_log:
+                self._flush_batches()
+        else:
+            if after:
                 self._active, self._active_off = self._after_sampled, self._after_sampled_off
             else:
                 self._active, self._active_off = self._every_step, self._every_step_off
-            if (sampled or after) != self._window:
-                self._set_window(sampled or after)
-            if sampled or self._global_hooks:
-                self._watch_all_modules(sampled)
-        except Exception as e:  # noqa: BLE001
-            self._hook_failed("_step_post", e)
+            self._next_window = self.next_sampled(step)
+        if (sampled or after) != self._window:
+            self._set_window(sampled or after)
+        if sampled or self._global_hooks:
+            self._watch_all_modules(sampled)
 
 
 class _ReportedIds(set):  # type: ignore[type-arg]

@@ -8,6 +8,7 @@ Everything here only runs once, after the script has already failed.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -126,7 +127,12 @@ _PATTERNS: list[tuple[str, str, str]] = [
     ("shape-mismatch", "bmm", r"Expected size for first two dimensions of batch2 tensor to be: " + _NUMS
                               + r" but got: " + _NUMS),
 ]
-_COMPILED = [(c, k, re.compile(p, re.S)) for c, k, p in _PATTERNS]
+
+
+@functools.cache
+def _compiled() -> list[tuple[str, str, re.Pattern[str]]]:
+    """The patterns compiled, on the first error (compiling them all costs a few ms a run that never fails)."""
+    return [(c, k, re.compile(p, re.S)) for c, k, p in _PATTERNS]
 
 
 def chain(error: BaseException) -> Iterator[BaseException]:
@@ -143,7 +149,7 @@ def parse(error: BaseException) -> Parsed | None:
     """Recognise the error (or one it was raised from); ``None`` when it is none of ours."""
     for e in chain(error):
         text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
-        for check, kind, rx in _COMPILED:
+        for check, kind, rx in _compiled():
             m = rx.search(text)
             if m:
                 return Parsed(check, kind, tuple(g or "" for g in m.groups()), text)

@@ -105,17 +105,22 @@ class DataLoaderBottleneck(Check):
                 except TypeError:  # an iterator that takes no weak reference: looked up by its key each time
                     pass
         self._timed(s, id(it) if it is not None else 0, ev.wait_seconds, time.perf_counter(),
-                    self.session.backward_count, lambda: _batch_size(ev.batch),
-                    lambda: (int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False))))
+                    self.session.backward_count, ev, _event_items, _event_settings)
 
     def on_batches(self, batches: list[BatchRecord]) -> None:
         self.last = (lambda: None, _Stream())  # (the records name iterators by id: the cache starts again)
+        site: Any = None
+        dataset = s = None
         for b in batches:
             if self.reported:
                 return
-            s = self._stream((b.site, b.dataset), lambda: b.where)  # noqa: B023 - called at once
-            self._timed(s, b.iterator, b.wait_seconds, b.time, b.backward_count, lambda: b.items,  # noqa: B023
-                        lambda: (b.num_workers, b.pin_memory))  # noqa: B023
+            if s is None or b.site != site or b.dataset != dataset:  # (batch after batch from one place, usually)
+                site, dataset = b.site, b.dataset
+                s = self._stream((site, dataset), lambda: b.where)  # noqa: B023 - called at once
+            if len(s.intervals) == FULL and (s.seen + 1) % SPARSE not in (0, SPARSE - 1):
+                s.seen += 1  # a batch that neither is measured nor marks where a measured interval starts
+                continue
+            self._timed(s, b.iterator, b.wait_seconds, b.time, b.backward_count, b, _record_items, _record_settings)
 
     def _stream(self, key: tuple[Any, int], where: Callable[[], str | None]) -> _Stream:
         s = self.streams.get(key)
@@ -124,9 +129,10 @@ class DataLoaderBottleneck(Check):
             s.where = where()  # (the user's line: found once per stream, it walks the stack)
         return s
 
-    def _timed(self, s: _Stream, iterator: int, wait: float, now: float, backward: int, items: Callable[[], int],
-               settings: Callable[[], tuple[int, bool]]) -> None:
-        """One batch of stream ``s``: its wait, and the interval since the stream's batch before it."""
+    def _timed(self, s: _Stream, iterator: int, wait: float, now: float, backward: int, source: Any,
+               items: Callable[[Any], int], settings: Callable[[Any], tuple[int, bool]]) -> None:
+        """One batch of stream ``s``: its wait, and the interval since the stream's batch before it; ``items`` and
+        ``settings`` read its size and its iterator's settings from ``source`` (an event or a record) when needed."""
         measure = True
         if len(s.intervals) == FULL:  # a full window: from now on one interval in SPARSE is measured
             s.seen += 1
@@ -144,11 +150,11 @@ class DataLoaderBottleneck(Check):
             s.intervals.append(now - s.last_time)
             if wait >= MIN_WAIT_S:  # (only a batch that waited long enough to count is sized)
                 s.slow += 1
-                s.items.append(items())
+                s.items.append(items(source))
             s.new += 1
         s.last_time, s.last_iterator, s.last_backward = now, iterator, backward
         if iterator and not same_iterator:  # (an iterator's settings are fixed: read once per epoch)
-            s.num_workers, s.pin_memory = settings()
+            s.num_workers, s.pin_memory = settings(source)
         # Judged often at first, so that a slow loader is named early; then every JUDGE_LATER batches.
         if len(s.intervals) >= WINDOW and s.new >= (JUDGE_EVERY if len(s.intervals) < 64 else JUDGE_LATER):
             s.new = 0
@@ -180,3 +186,20 @@ class DataLoaderBottleneck(Check):
                     share=round(100 * share), wait_ms=round(wait * 1e3, 1), step_ms=round(interval * 1e3, 1),
                     batches=len(s.intervals), waiting=waiting, num_workers=max(s.num_workers, 0), item_ms=round(wait / items * 1e3, 2),
                     speedup=round(1 / max(1 - share, 0.05), 1), workers_arg=workers_arg)
+
+
+def _event_items(ev: BatchEvent) -> int:
+    return _batch_size(ev.batch)
+
+
+def _event_settings(ev: BatchEvent) -> tuple[int, bool]:
+    it = ev.iterator
+    return int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False))
+
+
+def _record_items(b: BatchRecord) -> int:
+    return b.items
+
+
+def _record_settings(b: BatchRecord) -> tuple[int, bool]:
+    return b.num_workers, b.pin_memory

@@ -81,6 +81,7 @@ class NonfiniteInput(Check):
         self.armed = 0
         self.watching_each = False  # armed: every call is handed over as an event (``Session.every_call``)
         self.on_purpose = False  # the model was seen neutralizing non-finite inputs (masks)
+        self.seen = (0, 0, 0)  # the session's (backward passes, losses, shared backward passes) at the last hand-over
 
     @sampled_and_evaluation  # and every call while armed (``every_call``)
     def on_forward(self, ev: ForwardEvent) -> None:
@@ -123,6 +124,21 @@ class NonfiniteInput(Check):
                     if x.is_inference() and is_data(x):
                         self._note(x.sum(dtype=torch.float32))
         self._sum_kept()  # one reduction per sample shape, read on the window's first call
+
+    def needs_fed(self) -> bool:
+        return not (self.reported or self.on_purpose or self.armed or self._losses_vouch())
+
+    def _losses_vouch(self) -> bool:
+        """Whether the losses say that no batch since the last hand-over held NaN / inf, so its inputs need no sum:
+        a window opens, each backward() since came after exactly one model call and had a scalar loss, and every
+        one of those losses is finite (a non-finite input makes its loss non-finite; a batch whose loss is skipped
+        or not a scalar, or a model called twice before one backward(), leaves it to the sums)."""
+        s = self.session
+        backwards, shared, losses = s.backward_count, s.shared_backwards, s.losses
+        seen_backwards, seen_losses, seen_shared = self.seen
+        self.seen = (backwards, len(losses), shared)
+        return (s.sampled and shared == seen_shared and len(losses) - seen_losses == backwards - seen_backwards
+                and all(map(math.isfinite, losses[seen_losses:])))
 
     def _note(self, total: torch.Tensor) -> None:
         """Add a batch's sum to its device's running sum: NaN and inf survive any sum."""

@@ -192,15 +192,27 @@ class SplitLeakage(Check):
             self.eval_values.add(x)
         self._add(model, (len(rounds) - 1, source), x)
 
+    def needs_fed(self) -> bool:
+        """Not once every model's training data has come round again (its samples are known: training calls come
+        from models with parameters only), or after a finding."""
+        s = self.session
+        return not self.reported and not all(self._number(m) in self.repeats
+                                             for m in list(s.models) if s.has_parameters(m))
+
     def on_fed(self, calls: list[FedCall]) -> None:
+        module: Any = None
+        known = False
         for call in calls:
             if self.reported or self.pending_rows > MAX_PENDING:
                 return
-            x = _first_batch_tensor(call.inputs)
-            if x is None:
+            if call.module is not module:  # (the same model, call after call: looked up once)
+                module = call.module
+                model = self._number(module)
+                known = model in self.repeats  # its training data came round again: its samples are known
+            if known:
                 continue
-            model = self._number(call.module)
-            if model not in self.repeats:  # (its training data came round again: its samples are known)
+            x = _first_batch_tensor(call.inputs)
+            if x is not None:
                 self._train(model, x, call.batch, keep=True)
 
     def _number(self, module: nn.Module) -> int:
