@@ -9,10 +9,15 @@ or one check at a time), and reported as:
 - CPU time (``time.process_time``) of the whole loop, doctor on / off, in interleaved pairs
   (off, on, on, off, ...): the median ratio of the pairs.
 
+``--opcodes`` counts bytecode instructions instead (``sys.settrace``; slow, exact), doctor on and off, per kind of
+step: sampled, the step after one, between windows (in the first 250 steps, where some handlers still act on
+every step, and after), and the end of the run; then the functions that add most between windows.
+
 ``--loader`` takes the batches from a DataLoader (as ``fit`` does: a BatchSampler over a TensorDataset)
 instead of slicing tensors (as the script does), so ``on_batch`` handlers run too.
 
     python benchmarks/doctor_hotpath.py [--steps 3000] [--repeats 7] [--loader] [--per-check [--checks ID ...]] [--time-checks] [--no-time]
+        [--opcodes]
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -100,6 +106,65 @@ def calls_per_step(fn: Callable[..., Any]) -> tuple[float, float, Any]:
     return statistics.median(per), statistics.fmean(per), out
 
 
+def _kind(step: int) -> str:
+    from trainwell.doctor.session import Session
+
+    if Session.sampled_at(step):
+        return "sampled"
+    if step and Session.sampled_at(step - 1):
+        return "after"
+    return "between (first 250)" if step < 250 else "between"
+
+
+def opcodes_by_kind(fn: Callable[..., Any]) -> tuple[Counter[str], Counter[tuple[str, str]]]:
+    """Bytecode instructions while ``fn`` runs, per kind of step (``_kind``, and "end" after the last step), and
+    per (kind, function)."""
+    kinds: Counter[str] = Counter()
+    functions: Counter[tuple[str, str]] = Counter()
+    now = ["set-up"]
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        code = frame.f_code
+        name = (code.co_filename.split("site-packages/")[-1].split("/src/")[-1], code.co_name)
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                kinds[now[0]] += 1
+                functions[(now[0], f"{name[1]} ({name[0]})")] += 1
+            return local
+
+        return local
+
+    def tick(step: int) -> None:
+        now[0] = _kind(step)
+
+    sys.settrace(trace)
+    try:
+        fn(tick)
+        now[0] = "end"
+    finally:
+        sys.settrace(None)
+    return kinds, functions
+
+
+def print_opcodes(run: Callable[..., Any], doctor: Callable[..., Any], steps: int) -> None:
+    plain, plain_fns = opcodes_by_kind(run)
+    watched_, watched_fns = opcodes_by_kind(doctor)
+    counts = Counter(_kind(s) for s in range(steps))
+    print("bytecode instructions, doctor on minus off (per step of each kind; the end: in all)")
+    for kind in ("sampled", "after", "between (first 250)", "between", "end"):
+        extra = watched_[kind] - plain[kind]
+        per = f"{extra / counts[kind]:9.0f} a step, {counts[kind]:5d} steps" if counts[kind] else ""
+        print(f"  {kind:20s} {extra:10d} {per}")
+    total = sum(watched_.values()) - sum(plain.values())
+    print(f"  all: +{total} over {sum(plain.values())} ({total / max(sum(plain.values()), 1):.1%})")
+    print("  between windows, the functions that add most (a step):")
+    rows = [(watched_fns[k] - plain_fns[k], k[1]) for k in watched_fns if k[0] == "between"]
+    for extra, name in sorted(rows, reverse=True)[:12]:
+        print(f"    {extra / counts['between']:+7.1f}  {name}")
+
+
 def cpu_seconds(fn: Callable[..., Any]) -> tuple[float, list[float]]:
     """(CPU seconds of the whole run, CPU seconds of each step)."""
     marks: list[float] = []
@@ -144,6 +209,7 @@ def main() -> int:
     parser.add_argument("--time-checks", action="store_true", help="with --per-check: CPU-time ratio per check too")
     parser.add_argument("--checks", nargs="+", help="with --per-check: only these checks")
     parser.add_argument("--no-time", action="store_true", help="calls only")
+    parser.add_argument("--opcodes", action="store_true", help="bytecodes per kind of step instead (slow)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     from trainwell.doctor import checks as _builtin  # noqa: F401
@@ -153,6 +219,9 @@ def main() -> int:
     everything = watched(run, None)
     everything()  # warm-up: imports, first-call allocations
     run()
+    if args.opcodes:
+        print_opcodes(run, everything, args.steps)
+        return 0
     base_med, base_mean, _ = calls_per_step(run)
     med, mean, found = calls_per_step(everything)
     hooks_med, hooks_mean, _ = calls_per_step(watched(run, []))

@@ -74,6 +74,23 @@ def test_dataloader_window_once_full_measures_one_interval_in_four() -> None:
     assert stream.seen == 59
 
 
+def test_dataloader_records_between_windows_are_measured_as_events_are() -> None:
+    """Batches recorded between windows (``on_batches``, where the batches that are neither measured nor mark an
+    interval's start are passed over without a call) fill the window exactly as the same batches as events."""
+    from trainwell.doctor.events import BatchRecord
+
+    waits = [1e-5 * (i + 1) for i in range(260)]
+    by_event = Session(checks=["dataloader-bottleneck"])
+    _events(by_event.checks[0], by_event, waits)
+    by_record = Session(checks=["dataloader-bottleneck"])
+    site = (1, 2)
+    records = [BatchRecord(site, None, 7, 8, 0, False, wait, float(i), i + 1, 16) for i, wait in enumerate(waits)]
+    by_record.checks[0].on_batches(records[:100])  # in two hand-overs, as two windows would
+    by_record.checks[0].on_batches(records[100:])
+    (a,), (b,) = by_event.checks[0].streams.values(), by_record.checks[0].streams.values()
+    assert list(b.waits) == list(a.waits) and b.seen == a.seen == 59 and b.slow == a.slow
+
+
 def test_dataloader_bottleneck_still_said_after_a_few_slow_batches() -> None:
     session = Session(checks=["dataloader-bottleneck"])
     check = session.checks[0]

@@ -65,6 +65,7 @@ class DoctorCallback(Callback):
             self._continue_from(self.session, trainer.state.step)
         elif self.config is not None and self.config.model.pretrained:
             self.session.loaded.note(trainer.model)  # loaded before the session began: the fine-tuning checks ask
+        self.session.before_sampled_step = lambda optimizer: self._grad_norms(trainer)
         self.session.install()
         # trainwell's loop reports its own model calls: cheaper than hooks on the model (see Trainer.call_watch).
         trainer.call_watch = self.session.reported_by_caller(trainer.forward_model, trainer.eval_model)
@@ -95,13 +96,14 @@ class DoctorCallback(Callback):
         self.grad_norms = [row for row in earlier.get("grad_norms", []) if row["step"] <= step]
         session.internal_errors.extend(earlier.get("internal_errors", []))
 
-    def on_before_optimizer_step(self, trainer: Trainer) -> None:
-        if self.session is not None and self.session.sampled:  # other steps never wait for the device
-            from trainwell.doctor.checks._grads import layer_grad_norms
+    def _grad_norms(self, trainer: Trainer) -> None:
+        """Per-layer gradient norms for the report, on the doctor's sampled steps (other steps never wait for the
+        device, and pay no call for it): the session calls this just before the optimizer steps."""
+        from trainwell.doctor.checks._grads import layer_grad_norms
 
-            row: dict[str, float] = {"step": float(trainer.state.step + 1)}
-            row.update(layer_grad_norms(trainer.model))
-            self.grad_norms.append(row)
+        row: dict[str, float] = {"step": float(trainer.state.step + 1)}
+        row.update(layer_grad_norms(trainer.model))
+        self.grad_norms.append(row)
 
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         self._write()  # a run killed later keeps what was seen so far

@@ -259,6 +259,9 @@ class Session:
         # on only while there is one (a handler acts on each optimizer's first step, ``sampled_and_first_step``).
         self._fresh: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
         self._next_window = 0  # the next step that is sampled (``sampled_at``): steps before it take the short path
+        # Called with the optimizer just before a sampled step (its gradients final), unseen by the checks: the
+        # gradient norms trainwell's report plots are read there, with no call on the other steps.
+        self.before_sampled_step: Callable[[torch.optim.Optimizer], None] | None = None
         # What the run looks like so far.
         self.step = 0  # optimizer steps taken (any optimizer)
         self.step_offset = 0  # steps taken before this session began (a resumed run): findings count from there
@@ -1071,6 +1074,9 @@ class Session:
                 self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)))
             if self._first_step_now and self._active is self._every_step and self._first_step["on_step_pre"]:
                 self._dispatch("on_step_pre", StepEvent(optimizer, _getframe(1)), table=self._first_step)
+            if self.sampled and self.before_sampled_step is not None:
+                with self.quiet():
+                    self.before_sampled_step(optimizer)
         except Exception as e:  # noqa: BLE001
             self._hook_failed("_step_pre", e)
 

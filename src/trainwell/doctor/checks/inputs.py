@@ -130,15 +130,17 @@ class NonfiniteInput(Check):
 
     def _losses_vouch(self) -> bool:
         """Whether the losses say that no batch since the last hand-over held NaN / inf, so its inputs need no sum:
-        a window opens, each backward() since came after exactly one model call and had a scalar loss, and every
-        one of those losses is finite (a non-finite input makes its loss non-finite; a batch whose loss is skipped
-        or not a scalar, or a model called twice before one backward(), leaves it to the sums)."""
+        each backward() since came after exactly one model call and had a scalar loss, no model call waits for its
+        backward() now, and every one of those losses is finite (a non-finite input makes its loss non-finite; a
+        batch whose loss is skipped or not a scalar, or a model called twice before one backward(), leaves it to
+        the sums). The losses are read back only when the counts agree."""
         s = self.session
-        backwards, shared, losses = s.backward_count, s.shared_backwards, s.losses
+        backwards, shared, count = s.backward_count, s.shared_backwards, len(s.loss_steps)
         seen_backwards, seen_losses, seen_shared = self.seen
-        self.seen = (backwards, len(losses), shared)
-        return (s.sampled and shared == seen_shared and len(losses) - seen_losses == backwards - seen_backwards
-                and all(map(math.isfinite, losses[seen_losses:])))
+        self.seen = (backwards, count, shared)
+        if s.calls_since_backward or shared != seen_shared or count - seen_losses != backwards - seen_backwards:
+            return False
+        return all(map(math.isfinite, s.losses[seen_losses:count]))
 
     def _note(self, total: torch.Tensor) -> None:
         """Add a batch's sum to its device's running sum: NaN and inf survive any sum."""
