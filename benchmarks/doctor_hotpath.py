@@ -70,14 +70,17 @@ def _cycle(loader: DataLoader) -> Any:
         yield from loader
 
 
-def watched(run: Callable[..., None], checks: list[str] | None) -> Callable[..., None]:
-    """``run`` inside a doctor session with ``checks`` (None: all), ended as ``doctor run`` ends it."""
+def watched(run: Callable[..., None], checks: list[str] | None, mark_end: bool = False) -> Callable[..., None]:
+    """``run`` inside a doctor session with ``checks`` (None: all), ended as ``doctor run`` ends it (``mark_end``:
+    ``tick(-1)`` before the session's end)."""
     from trainwell.doctor.session import Session
 
     def go(tick: Callable[[int], None] | None = None) -> list[str]:
         session = Session(checks=checks)
         with session:
             run(tick)
+            if tick is not None and mark_end:
+                tick(-1)  # the end of the run
             session.end()
         return [f.id for f in session.findings] + session.internal_errors
 
@@ -109,6 +112,8 @@ def calls_per_step(fn: Callable[..., Any]) -> tuple[float, float, Any]:
 def _kind(step: int) -> str:
     from trainwell.doctor.session import Session
 
+    if step < 0:
+        return "end"
     if Session.sampled_at(step):
         return "sampled"
     if step and Session.sampled_at(step - 1):
@@ -142,7 +147,6 @@ def opcodes_by_kind(fn: Callable[..., Any]) -> tuple[Counter[str], Counter[tuple
     sys.settrace(trace)
     try:
         fn(tick)
-        now[0] = "end"
     finally:
         sys.settrace(None)
     return kinds, functions
@@ -220,7 +224,7 @@ def main() -> int:
     everything()  # warm-up: imports, first-call allocations
     run()
     if args.opcodes:
-        print_opcodes(run, everything, args.steps)
+        print_opcodes(run, watched(run, None, mark_end=True), args.steps)
         return 0
     base_med, base_mean, _ = calls_per_step(run)
     med, mean, found = calls_per_step(everything)

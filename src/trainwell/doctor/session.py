@@ -996,6 +996,7 @@ class Session:
                     session._hook_failed("Optimizer.__init__", e)
 
         __init__.__doc__ = fn.__doc__
+        __init__.__wrapped__ = fn  # type: ignore[attr-defined]  (inspect.signature shows the original's)
         return skipped(__init__)
 
     def _wrap_zero_grad(self, fn: Callable[..., Any]) -> Callable[..., Any]:
