@@ -154,14 +154,14 @@ def opcodes_by_kind(fn: Callable[..., Any]) -> tuple[Counter[str], Counter[tuple
 
 def print_opcodes(run: Callable[..., Any], doctor: Callable[..., Any], steps: int) -> None:
     plain, plain_fns = opcodes_by_kind(run)
-    watched_, watched_fns = opcodes_by_kind(doctor)
+    watched_kinds, watched_fns = opcodes_by_kind(doctor)
     counts = Counter(_kind(s) for s in range(steps))
     print("bytecode instructions, doctor on minus off (per step of each kind; the end: in all)")
     for kind in ("sampled", "after", "between (first 250)", "between", "end"):
-        extra = watched_[kind] - plain[kind]
+        extra = watched_kinds[kind] - plain[kind]
         per = f"{extra / counts[kind]:9.0f} a step, {counts[kind]:5d} steps" if counts[kind] else ""
         print(f"  {kind:20s} {extra:10d} {per}")
-    total = sum(watched_.values()) - sum(plain.values())
+    total = sum(watched_kinds.values()) - sum(plain.values())
     print(f"  all: +{total} over {sum(plain.values())} ({total / max(sum(plain.values()), 1):.1%})")
     print("  between windows, the functions that add most (a step):")
     rows = [(watched_fns[k] - plain_fns[k], k[1]) for k in watched_fns if k[0] == "between"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -129,8 +130,6 @@ def _train(args: argparse.Namespace) -> int:
 
     import torch
 
-    from functools import partial
-
     from trainwell._lang import detect_lang, say
 
     lang = detect_lang(args.lang)
@@ -192,8 +191,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _print_summary(console: Any, summary: dict[str, Any], wall: float, lang: str = "en") -> None:
-    from functools import partial
-
     from rich.table import Table
 
     from trainwell._lang import say

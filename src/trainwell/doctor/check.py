@@ -91,8 +91,8 @@ class Check:
     def on_fed(self, calls: list[FedCall]) -> None: ...
 
     def needs_fed(self) -> bool:
-        """Whether ``on_fed`` is to be given the calls recorded since the last hand-over (asked as a window opens;
-        when no check needs them, the records are dropped unread)."""
+        """Whether ``on_fed`` is to be given the calls recorded since the last hand-over (asked once at each
+        hand-over, so an answer may note what it has seen; when no check needs them, they are dropped unread)."""
         return True
 
     # DataLoader batches fetched between windows, handed over together in the same way (for a check that times

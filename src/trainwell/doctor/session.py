@@ -72,14 +72,17 @@ _COMPILE_WARNING = "Using `torch.compile(module)` when there are global hooks"
 
 
 _STRIDED = torch.strided
+_Tensor = torch.Tensor
+FED_BYTES = 16 * 2**20  # inputs of model calls kept between windows for ``on_fed`` (more: handed over at once)
 
 
 def _nothing() -> None:
     """A dead weak reference's stand-in: it refers to nothing."""
 
 
-_Tensor = torch.Tensor
-FED_BYTES = 16 * 2**20  # inputs of model calls kept between windows for ``on_fed`` (more: handed over at once)
+def _sampling_every(s: int) -> int:
+    """The spacing of sampled steps around step ``s`` (``Session.sampled_at``)."""
+    return 1 if s < 10 else 10 if s < 100 else 25 if s < 500 else 100
 
 
 def unjudgeable(x: Any, depth: int = 0) -> str | None:
@@ -316,14 +319,13 @@ class Session:
     def sampled_at(s: int) -> bool:
         """Whether expensive checks look at step ``s``: the first 10, then 1 in 10 up to step 100, 1 in 25
         up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
-        return s < 10 or (s % 10 == 0 if s < 100 else s % 25 == 0 if s < 500 else s % 100 == 0)
+        return s % _sampling_every(s) == 0
 
     @staticmethod
     def next_sampled(s: int) -> int:
         """The first step after ``s`` that ``sampled_at`` samples."""
-        n = s + 1
-        every = 1 if n < 10 else 10 if n < 100 else 25 if n < 500 else 100
-        return -(-n // every) * every  # (100 and 500, where the spacing changes, are sampled either way)
+        every = _sampling_every(s + 1)
+        return -(-(s + 1) // every) * every  # (10, 100 and 500, where the spacing changes, are sampled either way)
 
     @property
     def in_window(self) -> bool:
@@ -505,8 +507,8 @@ class Session:
         self._undo.append(lambda: _restore_warning_filters(saved_filters))
         warnings.filterwarnings("ignore", message=re.escape(_COMPILE_WARNING))
         self._patch(warnings, "warn", past_wrappers(warnings.warn))  # a library's warning names the script's line
-        self._undo.append(self._remove_step_pre_hook)
-        self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
+        self._undo.append(lambda: self._step_pre_hook_on(False))
+        self._step_pre_hook_on(True)
         self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
             self._patch(F, name, self._wrap_loss(name, getattr(F, name)), switched="on_loss")
@@ -686,13 +688,13 @@ class Session:
                     setattr(owner, name, wrapper if on else original)
         pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"]
                                                   or (self._first_step["on_step_pre"] and self._fresh))
-        if pre and self._step_pre_hook is None:
-            self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
-        elif not pre and self._step_pre_hook is not None:
-            self._remove_step_pre_hook()
+        self._step_pre_hook_on(pre)
 
-    def _remove_step_pre_hook(self) -> None:
-        if self._step_pre_hook is not None:
+    def _step_pre_hook_on(self, on: bool) -> None:
+        """Register the optimizer step pre-hook, or remove it (each at most once)."""
+        if on and self._step_pre_hook is None:
+            self._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(self._step_pre)
+        elif not on and self._step_pre_hook is not None:
             self._step_pre_hook.remove()
             self._step_pre_hook = None
 
@@ -990,8 +992,7 @@ class Session:
             if session._installed and not (session.quiet.active or _compiling()):
                 try:
                     session._fresh.add(optimizer)
-                    if session._step_pre_hook is None:
-                        session._step_pre_hook = optimizer_hooks.register_optimizer_step_pre_hook(session._step_pre)
+                    session._step_pre_hook_on(True)
                 except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
                     session._hook_failed("Optimizer.__init__", e)
 

@@ -117,9 +117,6 @@ class DataLoaderBottleneck(Check):
             if s is None or b.site != site or b.dataset != dataset:  # (batch after batch from one place, usually)
                 site, dataset = b.site, b.dataset
                 s = self._stream((site, dataset), lambda: b.where)  # noqa: B023 - called at once
-            if len(s.intervals) == FULL and (s.seen + 1) % SPARSE not in (0, SPARSE - 1):
-                s.seen += 1  # a batch that neither is measured nor marks where a measured interval starts
-                continue
             self._timed(s, b.iterator, b.wait_seconds, b.time, b.backward_count, b, _record_items, _record_settings)
 
     def _stream(self, key: tuple[Any, int], where: Callable[[], str | None]) -> _Stream:
