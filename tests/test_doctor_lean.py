@@ -44,6 +44,7 @@ def _events(check: object, session: Session, waits: list[float]) -> None:
     frame = sys._getframe()
     for wait in waits:
         session.backward_count += 1  # a training step between batches
+        session.batches += 1  # (the session counts every batch; the check sees those of windows)
         check.on_batch(BatchEvent([torch.zeros(16, 4)], wait, frame, it))  # type: ignore[attr-defined]
 
 
@@ -54,41 +55,66 @@ def test_dataloader_window_counts_its_slow_batches_as_they_come_and_go() -> None
     # ones leave the 200-batch window, the spell is a tenth of it.
     _events(check, session, [1e-5] + [0.02] * 5 + [1e-5] * 300 + [0.02] * 20)
     (stream,) = check.streams.values()
-    # The window filled at the 201st batch (its 200th interval); after it one interval in four is measured,
-    # so five of the last twenty batches are in it.
-    assert len(stream.waits) == 200 and stream.slow == sum(w >= MIN_WAIT_S for w in stream.waits) == 5
-    assert not check.reported  # a fortieth of the window waited: not a starved loop
-    assert len(stream.items) == 10 and set(stream.items) == {16}  # the sizes of the batches that waited only
+    # The window holds the latest 200 intervals: the first slow batches have left it, the spell is a tenth of it.
+    assert len(stream.waits) == 200 and stream.slow == sum(w >= MIN_WAIT_S for w in stream.waits) == 20
+    assert not check.reported  # a tenth of the window waited: not a starved loop
+    assert len(stream.items) == 25 and set(stream.items) == {16}  # the sizes of the batches that waited only
 
 
-def test_dataloader_window_once_full_measures_one_interval_in_four() -> None:
+def test_dataloader_interval_needs_the_batch_just_before() -> None:
+    """Only window batches are timed: from a window's last batch to the next window's first, other batches went by
+    unseen, and that span is no batch-to-batch interval."""
     session = Session(checks=["dataloader-bottleneck"])
     check = session.checks[0]
-    waits = [1e-5 * (i + 1) for i in range(260)]  # each batch's wait tells which batch it was
-    _events(check, session, waits)
+    _events(check, session, [1e-5, 1e-5])  # a window: one interval
+    session.batches += 50  # fifty batches between windows
+    _events(check, session, [1e-5, 1e-5])  # the next window: its first batch starts an interval again
     (stream,) = check.streams.values()
-    # Batch 1 starts the first interval; batches 2-201 fill the window; then batches 205, 209, ... are measured
-    # (the batch before each marks where its interval starts).
-    measured = list(range(2, 202)) + list(range(205, 261, 4))
-    assert list(stream.waits) == [waits[b - 1] for b in measured[-200:]]
-    assert stream.seen == 59
+    assert len(stream.intervals) == 2
 
 
-def test_dataloader_records_between_windows_are_measured_as_events_are() -> None:
-    """Batches recorded between windows (``on_batches``, where the batches that are neither measured nor mark an
-    interval's start are passed over without a call) fill the window exactly as the same batches as events."""
-    from trainwell.doctor.events import BatchRecord
+class _Rows(torch.utils.data.Dataset):  # type: ignore[type-arg]
+    def __init__(self, load_s: float) -> None:
+        self.load_s = load_s
 
-    waits = [1e-5 * (i + 1) for i in range(260)]
-    by_event = Session(checks=["dataloader-bottleneck"])
-    _events(by_event.checks[0], by_event, waits)
-    by_record = Session(checks=["dataloader-bottleneck"])
-    site = (1, 2)
-    records = [BatchRecord(site, None, 7, 8, 0, False, wait, float(i), i + 1, 16) for i, wait in enumerate(waits)]
-    by_record.checks[0].on_batches(records[:100])  # in two hand-overs, as two windows would
-    by_record.checks[0].on_batches(records[100:])
-    (a,), (b,) = by_event.checks[0].streams.values(), by_record.checks[0].streams.values()
-    assert list(b.waits) == list(a.waits) and b.seen == a.seen == 59 and b.slow == a.slow
+    def __len__(self) -> int:
+        return 960
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.load_s:
+            import time
+
+            time.sleep(self.load_s)
+        return torch.ones(4) * (i % 7), torch.tensor(i % 2)
+
+
+def _train_watched(load_s: float) -> tuple[Session, list[int]]:
+    """60 steps over a loader taking ``load_s`` a row; the session's count of each batch the check timed."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    session = Session(checks=["dataloader-bottleneck"])
+    timed: list[int] = []
+    check = session.checks[0]
+    original = check._timed
+    check._timed = lambda s, it, batch, *rest: (timed.append(batch), original(s, it, batch, *rest))  # type: ignore[method-assign]
+    with session:
+        for x, y in torch.utils.data.DataLoader(_Rows(load_s), batch_size=16):
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        session.end()
+    return session, timed
+
+
+def test_dataloader_bottleneck_times_window_batches_alone() -> None:
+    """The batches of windows are timed (the first ten steps, then each sampled step's and the next one's:
+    batch n is step n - 1's), and the steps between windows time nothing; a starved loop is told from them."""
+    session, timed = _train_watched(0.0)
+    assert timed == [*range(1, 13), 21, 22, 31, 32, 41, 42, 51, 52]
+    assert session.findings == []
+    session, timed = _train_watched(0.0006)  # 16 rows a batch: about 10 ms of loading a step
+    assert [f.id for f in session.findings] == ["dataloader-bottleneck"]
 
 
 def test_dataloader_bottleneck_still_said_after_a_few_slow_batches() -> None:

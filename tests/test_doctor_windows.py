@@ -239,3 +239,71 @@ def test_finite_losses_vouch_for_the_inputs_between_windows(monkeypatch: pytest.
     session = _sliced_run(300)
     assert session.findings == [] and session.internal_errors == []
     assert sum(summed) == 0, summed
+
+
+class _Outer(nn.Module):
+    """A model whose forward calls another model: held as a submodule, or (``held=False``) reached from outside."""
+
+    def __init__(self, inner: nn.Module, held: bool) -> None:
+        super().__init__()
+        self.head = nn.Linear(16, 3)
+        if held:
+            self.inner = inner
+        self._reach = (inner,)  # (a tuple: not registered as a submodule)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.relu(self._reach[0](x)))
+
+
+def _train_nested(held: bool) -> tuple[Session, nn.Module, nn.Module, list[int]]:
+    """40 steps of a model that runs another inside its forward; the inner one is also called on its own (with
+    gradients on, as a pretext task would, its loss added to the step's): each step makes two top-level calls.
+    Also returns the top-level calls the session counted before each backward()."""
+    torch.manual_seed(0)
+    inner = nn.Linear(8, 16)
+    outer = _Outer(inner, held)
+    params = list({id(p): p for p in [*outer.parameters(), *inner.parameters()]}.values())
+    opt = torch.optim.SGD(params, lr=0.01)
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+    session = Session(checks=[])
+    counted = []
+    with session:
+        for _ in range(40):
+            opt.zero_grad()
+            loss = F.cross_entropy(outer(x), y) + inner(x).pow(2).mean() * 1e-3
+            counted.append(session.calls_since_backward)
+            loss.backward()
+            opt.step()
+        session.end()
+    return session, outer, inner, counted
+
+
+def test_between_windows_a_model_carries_one_hook() -> None:
+    """A model that runs inside no other watched model gets a forward hook alone (the pre-hook is only needed to
+    tell an inner call from an outer one)."""
+    session = Session(checks=[])
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(32, 8), torch.randint(0, 3, (32,))
+    hooks = []
+    with session:
+        for _ in range(15):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+            hooks.append((len(model._forward_pre_hooks), len(model._forward_hooks)))
+        assert session.calls_since_backward == 0 and session.shared_backwards == 0  # one call, one backward()
+    assert hooks[-1] == (0, 1) and not session._nesting
+    assert not model._forward_hooks  # (taken off at the end)
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["held", "reached"])
+def test_nested_models_get_pre_hooks_and_count_only_outer_calls(held: bool) -> None:
+    """A model that runs inside another's forward (a submodule of it, or one it reaches from outside, seen running
+    nested in a window) gives both models a pre-hook: between windows the inner call inside the outer one is not
+    a top-level call, so each backward() follows the two top-level calls it did in the windows too."""
+    session, outer, inner, counted = _train_nested(held)
+    assert session._nesting
+    assert len(outer._forward_pre_hooks) == len(inner._forward_pre_hooks) == 0  # (taken off at the end)
+    # Every backward() followed two top-level calls (outer, then inner on its own), in windows and between them.
+    assert counted == [2] * 40

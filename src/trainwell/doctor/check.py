@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from trainwell._registry import Registry
 
 if TYPE_CHECKING:
-    from trainwell.doctor.events import (BackwardEvent, BatchEvent, BatchRecord, CallEvent, FedCall, ForwardEvent,
+    from trainwell.doctor.events import (BackwardEvent, BatchEvent, CallEvent, FedCall, ForwardEvent,
                                          LossEvent, StepEvent, ZeroGradEvent)
     from trainwell.doctor.session import Session
 
@@ -94,10 +94,6 @@ class Check:
         """Whether ``on_fed`` is to be given the calls recorded since the last hand-over (asked once at each
         hand-over, so an answer may note what it has seen; when no check needs them, they are dropped unread)."""
         return True
-
-    # DataLoader batches fetched between windows, handed over together in the same way (for a check that times
-    # every batch): what the batch event would have told, without the batch.
-    def on_batches(self, batches: list[BatchRecord]) -> None: ...
 
     def on_error(self, error: BaseException) -> None: ...  # the watched code raised
 

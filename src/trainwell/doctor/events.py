@@ -9,7 +9,7 @@ user's line is still the one running. A string (or None) can be given directly (
 from __future__ import annotations
 
 from types import FrameType
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import nn
@@ -146,26 +146,6 @@ class FedCall:
 
     def __repr__(self) -> str:
         return f"FedCall(module={type(self.module).__name__}, inputs={len(self.inputs)}, batch={self.batch})"
-
-
-class BatchRecord(NamedTuple):
-    """A DataLoader batch fetched between windows, recorded without an event (see ``Check.on_batches``): where it
-    was fetched (``site``, and ``where``, the user's line, found once per site), its iterator and dataset (ids),
-    the iterator's ``num_workers`` and ``pin_memory``, the wait for it, the time it came (``time.perf_counter()``),
-    the session's backward() count then, and its items (the first dimension of its first tensor; 0 unless the
-    wait reached ``SIZED_WAIT_S``: only a batch that waited is sized). A tuple: one is made for every batch."""
-
-    site: Any
-    where: str | None
-    iterator: int
-    dataset: int
-    num_workers: int
-    pin_memory: bool
-    wait_seconds: float
-    time: float
-    backward_count: int
-    items: int
-    SIZED_WAIT_S = 1e-3
 
 
 def batch_items(batch: Any) -> int:

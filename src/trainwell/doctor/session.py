@@ -28,8 +28,8 @@ from torch.utils.data import dataloader as dataloader_module
 
 from trainwell.doctor.check import (CHECKS, Check, acts_after_sampled, acts_every_step, acts_in_evaluation,
                                     acts_on_first_batch, acts_on_first_step, acts_on_repeated_calls)
-from trainwell.doctor.events import (BackwardEvent, BatchEvent, BatchRecord, FedCall, ForwardEvent, LossEvent,
-                                     StepEvent, ZeroGradEvent, batch_items)
+from trainwell.doctor.events import (BackwardEvent, BatchEvent, FedCall, ForwardEvent, LossEvent, StepEvent,
+                                     ZeroGradEvent)
 from trainwell.doctor.findings import SEVERITY_ORDER, Finding
 from trainwell.doctor.loaded import Loaded
 from trainwell.doctor.warnsite import past_wrappers, skipped, stand_in
@@ -157,16 +157,6 @@ def _where() -> str | None:
         return None
 
 
-def _where_from(frame: Any) -> str | None:
-    try:
-        return where(frame)
-    except Exception:  # noqa: BLE001 - the location is a nicety, never a reason to fail
-        return None
-
-
-_UNSEEN = object()
-
-
 def read_back(values: list[torch.Tensor]) -> list[Any]:
     """Scalar tensors as Python numbers: one wait for tensors all on one device (the usual), else one each."""
     if not values:
@@ -241,13 +231,8 @@ class Session:
         self._fed: list[tuple[nn.Module, tuple[Any, ...], int | None, Any]] = []
         self._fed_bytes = 0
         self._fed_at_once = False  # an input was changed in place after its call: from now on hand over each call
-        # Batches fetched between windows, the same way: handed to the ``on_batches`` handlers as a window opens.
-        self._batch_readers = self._handlers["on_batches"]
-        self._batch_log: list[BatchRecord] = []
-        self._batch_sites: dict[Any, str | None] = {}  # (code, instruction) of a place batches are fetched -> where
-        # The DataLoader iterator of the latest batch and what is read from it once: (weak reference, the dataset's id
-        # for ``batch_dataset``, the dataset's id for a record, num_workers, pin_memory).
-        self._iterator: tuple[Any, int, int, int, bool] = (_nothing, 0, 0, -1, False)
+        # The DataLoader iterator of the latest batch and its dataset's id for ``batch_dataset`` (weak reference, id).
+        self._iterator: tuple[Any, int] = (_nothing, 0)
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
         self.sampled = True  # whether expensive checks look at this step (``sampled_at(step)``, set as it ends)
         # The table for this step: _handlers on sampled steps, _after_sampled on the step after one, else _every_step;
@@ -276,7 +261,7 @@ class Session:
         # every step for them):
         self.call_batch: int | None = None  # ``batch_dataset`` if a batch was fetched since the call before, else None
         self._call_batches = 0  # ``batches`` at the last model call
-        self.last_forward: tuple[int, tuple[int, ...]] | None = None  # (batch in, output shape) of the last one
+        self._last_shapes: tuple[Any, Any] | None = None  # (input shape, output shape) of the last one: see last_forward
         self.calls_since_backward = 0  # model calls with gradients on since the last backward() began
         self.shared_backwards = 0  # backward() passes that came after more than one such call (or after none)
         # The optimizer stepping now, the steps it took in a row, and the steps in a row of the one before it.
@@ -308,6 +293,10 @@ class Session:
         # the run: compiled code guards on them, and each toggle would recompile it (see ``pin_hooks``).
         self._hooks_pinned = False
         self._model_hooks: dict[int, list[Any]] = {}  # id(model) -> handles of its own forward hooks
+        # Whether one watched model runs inside another's forward (seen in a window, or one holds the other): then
+        # each watched model gets a forward pre-hook too, which keeps the stack that tells an outer call from an
+        # inner one. Without nesting every call a model's own hook sees is a top-level call, and one hook will do.
+        self._nesting = False
         self._caller_reports: dict[int, weakref.ref[nn.Module]] = {}  # models whose calls their loop reports
         self._installed = False
         self.cross_rank = False  # one process of a multi-process `doctor run`: checks keep facts to compare ranks
@@ -331,6 +320,13 @@ class Session:
     def in_window(self) -> bool:
         """Whether this step is in a window (a sampled step or the one after it), when every wrapper is in place."""
         return self._window
+
+    @property
+    def last_forward(self) -> tuple[int, tuple[int, ...]] | None:
+        """(batch in, output shape) of the last top-level model call given a tensor that returned one, neither of
+        them a scalar (None before any)."""
+        shapes = self._last_shapes
+        return (shapes[0][0], shapes[1]) if shapes is not None else None
 
     @property
     def losses(self) -> list[float]:
@@ -451,7 +447,6 @@ class Session:
             for name, hs in table.items():
                 table[name] = [(c, h) for c, h in hs if c is not check]
         self._fed_readers = self._handlers["on_fed"]
-        self._batch_readers = self._handlers["on_batches"]
         self._first_batch = [(c, h) for c, h in self._first_batch if c is not check]
 
     def _tables(self) -> tuple[dict[str, list[tuple[Check, Callable[..., None]]]], ...]:
@@ -472,12 +467,10 @@ class Session:
 
     def end(self) -> None:
         self._flush_fed()
-        self._flush_batches()
         self._dispatch("on_end")
 
     def error(self, exc: BaseException) -> None:
         self._flush_fed()
-        self._flush_batches()
         self._dispatch("on_error", exc)
 
     # ------------------------------------------------------------------ install / uninstall
@@ -613,15 +606,14 @@ class Session:
 
         return stand_in(relu, fn)
 
-    def reported_by_caller(self, *modules: nn.Module) -> tuple[Callable[[nn.Module, tuple[Any, ...]], None],
-                                                                Callable[[nn.Module, tuple[Any, ...], Any], None]]:
+    def reported_by_caller(self, *modules: nn.Module) -> Callable[[nn.Module, tuple[Any, ...], Any], None]:
         """For a training loop that reports its own calls of ``modules`` (trainwell's): they get no forward hooks
         of their own (a module with hooks takes torch's slower call path on every call). The loop calls
-        ``before(module, args)`` and ``after(module, args, output)`` (returned) around each call instead. On
-        sampled steps the global hooks see the calls, and these two do nothing, as the model's own hooks would not."""
+        ``after(module, args, output)`` (returned) after each call instead, each call a top-level one. On sampled
+        steps the global hooks see the calls, and it does nothing, as the model's own hook would not."""
         for module in modules:
             self._caller_reports[id(module)] = weakref.ref(module)
-        return self._model_pre, self._model_post
+        return self._reported_call
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
@@ -632,8 +624,28 @@ class Session:
                 return  # a scripted or traced module takes no Python hooks (its calls are seen on sampled steps)
             if isinstance(module, _Loss) and not self.has_parameters(module):
                 return  # a loss module: its loss function reports every call, sampled steps show the module
-            self._model_hooks[id(module)] = [module.register_forward_pre_hook(self._model_pre),
-                                             module.register_forward_hook(self._model_post)]
+            if not self._nesting and self._holds_or_held(module):
+                self._nest()
+            handles = [module.register_forward_hook(self._model_post)]
+            if self._nesting:
+                handles.append(module.register_forward_pre_hook(self._model_pre))
+            self._model_hooks[id(module)] = handles
+
+    def _holds_or_held(self, module: nn.Module) -> bool:
+        """Whether ``module`` holds a model already found, or is held by one (once per model found)."""
+        others = [m for m in list(self.models) if m is not module]
+        if not others:
+            return False
+        inside = {id(m) for m in module.modules()}
+        return any(id(m) in inside or any(x is module for x in m.modules()) for m in others)
+
+    def _nest(self) -> None:
+        """Watched models nest: from now on each gets a forward pre-hook as well (see ``_nesting``)."""
+        self._nesting = True
+        for key, handles in list(self._model_hooks.items()):
+            module = next((m for m in list(self.models) if id(m) == key), None)
+            if module is not None and len(handles) == 1:
+                handles.append(module.register_forward_pre_hook(self._model_pre))
 
     def _remove_module_hooks(self) -> None:
         self._hooks_pinned = False  # (uninstalling: pinned or not, they go)
@@ -716,6 +728,8 @@ class Session:
         # Pop up to and including this module (a caught exception can leave stale entries).
         while self._stack and self._stack.pop() is not module:
             pass
+        if self._stack and not self._nesting and id(module) in self._model_hooks:
+            self._nest()  # a watched model ran inside another module's forward
         if self._leaves is not None and not any(True for _ in module.children()):
             x = args[0] if args else None
             if unjudgeable(x) is None and unjudgeable(output) is None:  # (a leaf given a sparse tensor is left out)
@@ -725,7 +739,7 @@ class Session:
             self._watch_model(module)
             leaves, self._leaves = self._leaves, None
             relus, self._relus = self._relus, None
-            self._top_call(module, args, output, _getframe(1), leaves, relus)
+            self._top_call(module, args, output, 3, leaves, relus)
 
     # The four hooks below run on every step: _safe's guard is written into each (one call less per hook),
     # the compile check first (while torch.compile traces, session state must not be touched at all).
@@ -735,49 +749,66 @@ class Session:
             self._stack.append(module)
 
     def _model_post(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        if (_dynamo_compiling() or _compiler._is_compiling_flag or self._global_hooks or self.quiet.active
-                or not self._stack):
-            return
+        if _dynamo_compiling() or _compiler._is_compiling_flag or self._global_hooks or self.quiet.active:
+            return  # (on sampled steps, and always once pinned for torch.compile, the global hooks see the call)
         try:
-            while self._stack and self._stack.pop() is not module:
-                pass
-            if not self._stack:
-                self._top_call(module, args, output, _getframe(1))
+            if not self._nesting or self._outermost(module):
+                self._top_call(module, args, output, 2)
         except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
             self._hook_failed("_model_post", e)
 
-    def _top_call(self, module: nn.Module, args: tuple[Any, ...], output: Any, frame: Any,
+    def _outermost(self, module: nn.Module) -> bool:
+        """Pop the stack down to ``module`` (a caught exception can leave stale entries above it); whether it was
+        there and nothing was running around it."""
+        stack = self._stack
+        while stack:
+            if stack.pop() is module:
+                return not stack
+        return False
+
+    def _reported_call(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+        """A model call that trainwell's loop reports (``reported_by_caller``): a top-level call."""
+        if _dynamo_compiling() or _compiler._is_compiling_flag or self._global_hooks or self.quiet.active:
+            return
+        try:
+            self._top_call(module, args, output, 2)
+        except Exception as e:  # noqa: BLE001 - the hook must never raise into the user's code
+            self._hook_failed("_reported_call", e)
+
+    def _top_call(self, module: nn.Module, args: tuple[Any, ...], output: Any, depth: int,
                   leaves: list[tuple[nn.Module, Any, Any]] | None = None, relus: list[Any] | None = None) -> None:
         """A top-level model call returned (either hook path): the session's cheap records of it, then the event
         for the handlers that act now. Between windows a call with gradients on is recorded for ``on_fed``
-        instead of dispatched, and only a repeated call before backward() reaches the handlers that ask for it."""
-        x = args[0] if args else None
-        if isinstance(x, _Tensor) and isinstance(output, _Tensor) and x.ndim and output.ndim:
-            self.last_forward = (x.shape[0], output.shape)  # (torch.Size is a tuple: no copy)
+        instead of dispatched, and only a repeated call before backward() reaches the handlers that ask for it.
+        ``depth``: how far up the stack the hook that saw the call is (an event is given that frame, made only
+        when an event is)."""
+        if args:
+            x = args[0]
+            if isinstance(x, _Tensor) and isinstance(output, _Tensor):
+                shape, out_shape = x.shape, output.shape  # (torch.Size is a tuple: no copy)
+                if shape and out_shape:
+                    self._last_shapes = (shape, out_shape)
         if self.batches != self._call_batches:
             self._call_batches = self.batches
             self.call_batch = self.batch_dataset
         else:
             self.call_batch = None
-        grad = _grad_enabled()
-        if grad:
+        if _grad_enabled():
             known = self._has_params.get(id(module))  # (has_parameters, its usual answer inlined: every call)
             if known[1] if known is not None and known[0]() is module else self.has_parameters(module):
-                self.calls_since_backward += 1
-                if not self.sampled and self._fed_readers:
+                self.calls_since_backward = calls = self.calls_since_backward + 1
+                if self._fed_readers and not self.sampled:
                     self._feed(module, args)
-                if (self.calls_since_backward > 1 and self._active is self._every_step
-                        and self._repeated["on_forward"]):
-                    self._dispatch("on_forward", ForwardEvent(module, args, output, True, frame),
+                if calls > 1 and self._active is self._every_step and self._repeated["on_forward"]:
+                    self._dispatch("on_forward", ForwardEvent(module, args, output, True, _getframe(depth)),
                                    table=self._repeated)
-            handlers = self._active["on_forward"]
-        else:
-            handlers = self._active_off["on_forward"]
-            if handlers and self._fed:  # the training calls made before this evaluation reach the checks first
+            if self._active["on_forward"]:
+                self._dispatch("on_forward", ForwardEvent(module, args, output, True, _getframe(depth), leaves, relus))
+        elif self._active_off["on_forward"]:
+            if self._fed:  # the training calls made before this evaluation reach the checks first
                 self._flush_fed()
-        if handlers:
-            self._dispatch("on_forward", ForwardEvent(module, args, output, grad, frame, leaves, relus),
-                           grad_off=not grad)
+            self._dispatch("on_forward", ForwardEvent(module, args, output, False, _getframe(depth), leaves, relus),
+                           grad_off=True)
 
     def _feed(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         """Record a call with gradients on of a model (a module with parameters) made between windows (see
@@ -953,21 +984,20 @@ class Session:
                 session.in_backward = False
             session.backward_count += 1
             active = session._active  # (after backward(): an optimizer may step inside it, from a gradient hook)
-            if tensor.is_cpu:  # read now: no device to wait for
-                if tensor.numel() == 1 and tensor.is_floating_point():
+            if tensor.numel() == 1 and tensor.is_floating_point():
+                if tensor.is_cpu:  # read now: no device to wait for
                     if session._pending_losses:
                         session._losses += read_back(session._pending_losses)
                         session._pending_losses = []
                     session._losses.append(tensor.item())
-                    session.loss_steps.append(session.step)
-            elif tensor.numel() == 1 and tensor.is_floating_point():
-                # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
-                # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out of
-                # a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a clone;
-                # a cast copies by itself.)
-                loss = tensor.detach()
-                loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
-                session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
+                else:
+                    # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
+                    # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out
+                    # of a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a
+                    # clone; a cast copies by itself.)
+                    loss = tensor.detach()
+                    loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
+                    session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
                 session.loss_steps.append(session.step)
             if active["on_backward"]:
                 ev = ev or BackwardEvent(tensor, _getframe(1))
@@ -1026,46 +1056,23 @@ class Session:
                 session.batch_dataset = info[1]
                 if session._active["on_batch"]:
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
-                elif session._batch_readers:
-                    session._record_batch(it, batch, started, _getframe(1), info)
-                if (session._first_batch and session._active is session._every_step
-                        and getattr(it, "_num_yielded", None) == 1):  # a new pass's first batch
+                elif (session._first_batch and session._active is session._every_step
+                      and getattr(it, "_num_yielded", None) == 1):  # a new pass's first batch
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it),
                                       table={"on_batch": session._first_batch})
             return batch
 
         return skipped(__next__)
 
-    def _iterator_info(self, it: Any) -> tuple[Any, int, int, int, bool]:
+    def _iterator_info(self, it: Any) -> tuple[Any, int]:
         """What is read once from a DataLoader iterator (see ``_iterator``); remembered while it is the latest."""
-        info = (_nothing, id(getattr(it, "_dataset", it)), id(getattr(it, "_dataset", None)),
-                int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False)))
+        info = (_nothing, id(getattr(it, "_dataset", it)))
         try:
-            info = (weakref.ref(it), *info[1:])
+            info = (weakref.ref(it), info[1])
         except TypeError:  # an iterator that takes no weak reference: read again for each batch
             return info
         self._iterator = info
         return info
-
-    def _record_batch(self, it: Any, batch: Any, started: float, frame: Any,
-                      info: tuple[Any, int, int, int, bool]) -> None:
-        """Record a batch fetched between windows (see ``Check.on_batches``): a few attribute reads."""
-        now = time.perf_counter()
-        wait = now - started
-        site = (id(frame.f_code), frame.f_lasti)
-        where_ = self._batch_sites.get(site, _UNSEEN)
-        if where_ is _UNSEEN:  # finding the user's line walks the stack: once per place
-            where_ = self._batch_sites[site] = _where_from(frame) if len(self._batch_sites) < 256 else None
-        self._batch_log.append(BatchRecord(site, where_, id(it), info[2], info[3], info[4], wait, now,
-                                           self.backward_count,
-                                           batch_items(batch) if wait >= BatchRecord.SIZED_WAIT_S else 0))
-        if len(self._batch_log) >= 4096:
-            self._flush_batches()
-
-    def _flush_batches(self) -> None:
-        log, self._batch_log = self._batch_log, []
-        if log and self._batch_readers:
-            self._dispatch("on_batches", log, table=self._handlers)
 
     def _step_pre(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
@@ -1135,8 +1142,6 @@ class Session:
             self._active = self._active_off = self._handlers
             if self._fed:  # the window opens: the calls recorded since the last one first
                 self._flush_fed()
-            if self._batch_log:
-                self._flush_batches()
         else:
             if after:
                 self._active, self._active_off = self._after_sampled, self._after_sampled_off

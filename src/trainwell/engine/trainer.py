@@ -193,11 +193,10 @@ class Trainer:
         # read when it starts), since some hooks run every step.
         self._hooks: dict[str, list[Callable[..., Any]]] = {}
         self._grad_hooks = False  # whether a callback looks at gradients (set by fit(): else no call per step)
-        # Set by a callback that watches every model call (the doctor): (before, after), called as
-        # before(module, args) and after(module, args, output) around each call of forward_model / eval_model.
-        # Cheaper than forward hooks, which send each call of the hooked module through torch's slower path.
-        self.call_watch: tuple[Callable[[nn.Module, tuple[Any, ...]], None],
-                               Callable[[nn.Module, tuple[Any, ...], Any], None]] | None = None
+        # Set by a callback that watches every model call (the doctor): called as after(module, args, output)
+        # after each call of forward_model / eval_model. Cheaper than a forward hook, which sends each call of the
+        # hooked module through torch's slower path.
+        self.call_watch: Callable[[nn.Module, tuple[Any, ...], Any], None] | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -369,9 +368,8 @@ class Trainer:
         if watch is None:
             return call_model(model, x)
         args = x if isinstance(x, tuple) else (x,)
-        watch[0](model, args)
         out = model(*args)
-        watch[1](model, args, out)  # (not reached when the call raises: as a forward hook would not be)
+        watch(model, args, out)  # (not reached when the call raises: as a forward hook would not be)
         return out
 
     def _methods(self, hook: str) -> list[Callable[..., Any]]:

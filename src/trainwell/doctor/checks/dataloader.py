@@ -5,6 +5,11 @@ time ``next()`` took (the wait) against the time from one batch to the next (wai
 training work on the batch). An iterator's batches all count for the place of its first one (a
 ``next(it)`` before the loop over the same iterator is one stream). Only intervals with a ``backward()`` in them count, so
 validation loops and epoch boundaries (worker start-up, evaluation) stay out.
+
+The batches of the session's windows are timed (a sampled step's batch and the next one: one interval a window,
+and every interval of the first ten steps), not every batch: a loader that starves the loop does so on any
+step, so the median of those intervals tells it as the median of all would, and the steps between windows pay
+nothing for it.
 """
 
 from __future__ import annotations
@@ -19,15 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainwell.doctor.check import Check, Text, register, sampled_and_next
-from trainwell.doctor.events import BatchEvent, BatchRecord, batch_items
+from trainwell.doctor.events import BatchEvent, batch_items
 
 WINDOW = 8  # batch-to-batch intervals needed before judging during the run (re-judged every JUDGE_EVERY more)
 JUDGE_EVERY = 4
 JUDGE_LATER = 32  # once 64 intervals are in: the medians over 200 move slowly
 FULL = 200  # intervals in the window (the latest ones)
-# Once the window is full, one interval in SPARSE is measured: the medians of a long run's 200 latest
-# intervals move slowly, and the check then costs a quarter of its per-batch work.
-SPARSE = 4
 AT_END = 4  # a run that ended with fewer intervals is judged at its end from as few as this many...
 END_AGREE = 1.0  # ...when every one of them shows the wait (with WINDOW or more, AGREE of them must)
 AGREE = 0.75
@@ -43,10 +45,10 @@ class _Stream:
     last_time: float = 0.0
     last_iterator: int = 0
     last_backward: int = -1
+    last_batch: int = -1  # the session's count of batches when the stream's latest batch came
     waits: deque[float] = field(default_factory=lambda: deque(maxlen=FULL))
     intervals: deque[float] = field(default_factory=lambda: deque(maxlen=FULL))
     items: deque[int] = field(default_factory=lambda: deque(maxlen=FULL))  # items in the batches that waited
-    seen: int = 0  # batches since the window filled
     slow: int = 0  # waits in ``waits`` of at least MIN_WAIT_S: fewer than AGREE of them, and there is nothing to judge
     new: int = 0  # intervals added since the last judgement
     num_workers: int = -1
@@ -90,8 +92,7 @@ class DataLoaderBottleneck(Check):
         # (weak reference to, stream of) the iterator of the latest batch: the next batch is most often its own.
         self.last: tuple[Callable[[], Any], _Stream] = (lambda: None, _Stream())
 
-    # Every batch is timed: in windows as events, between them from the session's records (no event per batch).
-    @sampled_and_next
+    @sampled_and_next  # the batches of windows (see the module's text)
     def on_batch(self, ev: BatchEvent) -> None:
         if self.reported:
             return
@@ -104,20 +105,8 @@ class DataLoaderBottleneck(Check):
                     self.last = (weakref.ref(it), s)
                 except TypeError:  # an iterator that takes no weak reference: looked up by its key each time
                     pass
-        self._timed(s, id(it) if it is not None else 0, ev.wait_seconds, time.perf_counter(),
-                    self.session.backward_count, ev, _event_items, _event_settings)
-
-    def on_batches(self, batches: list[BatchRecord]) -> None:
-        self.last = (lambda: None, _Stream())  # (the records name iterators by id: the cache starts again)
-        site: Any = None
-        dataset = s = None
-        for b in batches:
-            if self.reported:
-                return
-            if s is None or b.site != site or b.dataset != dataset:  # (batch after batch from one place, usually)
-                site, dataset = b.site, b.dataset
-                s = self._stream((site, dataset), lambda: b.where)  # noqa: B023 - called at once
-            self._timed(s, b.iterator, b.wait_seconds, b.time, b.backward_count, b, _record_items, _record_settings)
+        self._timed(s, id(it) if it is not None else 0, self.session.batches, ev.wait_seconds, time.perf_counter(),
+                    self.session.backward_count, ev)
 
     def _stream(self, key: tuple[Any, int], where: Callable[[], str | None]) -> _Stream:
         s = self.streams.get(key)
@@ -126,20 +115,14 @@ class DataLoaderBottleneck(Check):
             s.where = where()  # (the user's line: found once per stream, it walks the stack)
         return s
 
-    def _timed(self, s: _Stream, iterator: int, wait: float, now: float, backward: int, source: Any,
-               items: Callable[[Any], int], settings: Callable[[Any], tuple[int, bool]]) -> None:
-        """One batch of stream ``s``: its wait, and the interval since the stream's batch before it; ``items`` and
-        ``settings`` read its size and its iterator's settings from ``source`` (an event or a record) when needed."""
-        measure = True
-        if len(s.intervals) == FULL:  # a full window: from now on one interval in SPARSE is measured
-            s.seen += 1
-            phase = s.seen % SPARSE
-            if phase and phase != SPARSE - 1:
-                return
-            measure = not phase  # (the batch before a measured one marks where its interval starts)
+    def _timed(self, s: _Stream, iterator: int, batch: int, wait: float, now: float, backward: int,
+               ev: BatchEvent) -> None:
+        """One batch of stream ``s`` (``batch``: the session's count of batches, this one included): its wait, and
+        the interval since the stream's batch before it when that was the batch just before (no batch between
+        them went unseen)."""
         same_iterator = iterator != 0 and iterator == s.last_iterator
         # An interval counts when it holds training work and stays inside one epoch's iterator.
-        if measure and same_iterator and backward > s.last_backward >= 0:
+        if same_iterator and batch == s.last_batch + 1 and backward > s.last_backward >= 0:
             waits = s.waits
             if len(waits) == waits.maxlen and waits[0] >= MIN_WAIT_S:
                 s.slow -= 1  # about to leave the window
@@ -147,11 +130,12 @@ class DataLoaderBottleneck(Check):
             s.intervals.append(now - s.last_time)
             if wait >= MIN_WAIT_S:  # (only a batch that waited long enough to count is sized)
                 s.slow += 1
-                s.items.append(items(source))
+                s.items.append(_batch_size(ev.batch))
             s.new += 1
-        s.last_time, s.last_iterator, s.last_backward = now, iterator, backward
+        s.last_time, s.last_iterator, s.last_backward, s.last_batch = now, iterator, backward, batch
         if iterator and not same_iterator:  # (an iterator's settings are fixed: read once per epoch)
-            s.num_workers, s.pin_memory = settings(source)
+            it = ev.iterator
+            s.num_workers, s.pin_memory = int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False))
         # Judged often at first, so that a slow loader is named early; then every JUDGE_LATER batches.
         if len(s.intervals) >= WINDOW and s.new >= (JUDGE_EVERY if len(s.intervals) < 64 else JUDGE_LATER):
             s.new = 0
@@ -184,19 +168,3 @@ class DataLoaderBottleneck(Check):
                     batches=len(s.intervals), waiting=waiting, num_workers=max(s.num_workers, 0), item_ms=round(wait / items * 1e3, 2),
                     speedup=round(1 / max(1 - share, 0.05), 1), workers_arg=workers_arg)
 
-
-def _event_items(ev: BatchEvent) -> int:
-    return _batch_size(ev.batch)
-
-
-def _event_settings(ev: BatchEvent) -> tuple[int, bool]:
-    it = ev.iterator
-    return int(getattr(it, "_num_workers", -1)), bool(getattr(it, "_pin_memory", False))
-
-
-def _record_items(b: BatchRecord) -> int:
-    return b.items
-
-
-def _record_settings(b: BatchRecord) -> tuple[int, bool]:
-    return b.num_workers, b.pin_memory

@@ -118,7 +118,7 @@ class DeadRelu(Check):
         # A network that died early never learns: judged on the whole run, since healthy ones often sit on a
         # plateau for their first steps while many units are silent.
         losses = self.session.losses
-        if self.reported or len(losses) < 50 or not all(math.isfinite(x) for x in losses[-10:]):
+        if self.reported or len(losses) < 50 or not all(map(math.isfinite, losses[-10:])):
             return
         start = sum(losses[:3]) / 3
         if start > 0 and sum(losses[-10:]) / 10 >= self.STUCK * start:

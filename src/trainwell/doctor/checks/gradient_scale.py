@@ -154,7 +154,7 @@ class ExplodingGradients(Check):
         s = self.session
         losses = s.losses
         if (self.reported or self.classes < 2 or self.raw_input or s.nonfinite_data or not losses
-                or not all(math.isfinite(x) for x in losses) or not all(math.isfinite(r) for r in self.early_moves)):
+                or not all(map(math.isfinite, losses)) or not all(map(math.isfinite, self.early_moves))):
             return
         first, chance = losses[0], math.log(self.classes)
         moved = statistics.median(self.early_moves)
@@ -169,7 +169,7 @@ class ExplodingGradients(Check):
             return
         losses = s.losses
         n = len(losses)
-        if n < 20 or not all(math.isfinite(x) for x in losses[n - n // 4:]):
+        if n < 20 or not all(map(math.isfinite, losses[n - n // 4:])):
             return  # too short to tell, or an inf/NaN at the end: the other rules and checks say why
         first, chance, moved, where = self.start
         end = statistics.fmean(losses[n - n // 4:])
@@ -231,7 +231,7 @@ class ExplodingGradients(Check):
         step, ratio, norm, where = self.blowup
         # The step that moved the weights by more than their size came right before this loss.
         if (losses and not math.isfinite(losses[-1]) and self.session.step == step + 1
-                and not self.session.nonfinite_data and all(math.isfinite(x) for x in losses[:-1])):
+                and not self.session.nonfinite_data and all(map(math.isfinite, losses[:-1]))):
             size_en, size_zh = ((f"{ratio:.3g} times their own size", f"其自身大小的 {ratio:.3g} 倍") if math.isfinite(ratio)
                                 else ("into inf/NaN", "成了 inf/NaN"))
             self._report(where, {"grad_norm": norm, "update_ratio": ratio, "step": step + 1, "loss": str(losses[-1])},

@@ -278,7 +278,7 @@ class LrTooHigh(Check):
         tail = losses[-20:]
         base = self.baseline()
         end = 0.95 if self.top[1] < self.JUMP * base else self.JUMP_END
-        if (self.top[0] >= self.JUMP * base and all(math.isfinite(x) for x in tail)
+        if (self.top[0] >= self.JUMP * base and all(map(math.isfinite, tail))
                 and statistics.fmean(tail) >= end * base and self.inputs_finite()):
             self.fire(None, self.top[0], self.top_step)
         elif self.mix.mixed() and current_lr(self.opt) >= self.SETTLE_SCALE * usual_lr(self.opt):
@@ -399,11 +399,17 @@ class LrTooHigh(Check):
         return best
 
 
+def _pvariance(xs: list[float]) -> float:
+    """The population variance of ``xs`` (as ``statistics.pvariance``, in float64 arithmetic: a long run's losses
+    are read once at its end, and the exact fractions ``statistics`` sums with cost more than the check)."""
+    return float(torch.tensor(xs, dtype=torch.float64).var(correction=0))
+
+
 def stalled_loss(losses: list[float], share: float) -> tuple[float, float] | None:
     """(start, end): the mean loss of the run's first and last quarter, when the end is still above ``share``
     of the start (training barely got anywhere), else None. Runs too short or not finite are not judged."""
     n = len(losses)
-    if n < 20 or not all(math.isfinite(x) for x in losses[n - n // 4:]) or min(losses) < 0:
+    if n < 20 or not all(map(math.isfinite, losses[n - n // 4:])) or min(losses) < 0:
         return None
     start, end = statistics.fmean(losses[:n // 4]), statistics.fmean(losses[n - n // 4:])
     return (start, end) if math.isfinite(start) and start > 0 and end >= share * start else None
@@ -418,21 +424,21 @@ def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
     flat: first and last quarter within ``cap`` (relative), noise included, so noisy curves are not judged.
     """
     n = len(losses)
-    if n < 20 or not all(math.isfinite(x) for x in losses) or min(losses) < 0:
+    if n < 20 or not all(map(math.isfinite, losses)) or min(losses) < 0:
         return None
     w = n // 4
     q1, q3, q4 = losses[:w], losses[n - 2 * w:n - w], losses[n - w:]
     start, end = statistics.fmean(q1), statistics.fmean(q4)
     if start <= 1e-8:
         return None
-    noise = statistics.pstdev(losses[n // 2:])  # batch-to-batch spread once training has settled
+    noise = math.sqrt(_pvariance(losses[n // 2:]))  # batch-to-batch spread once training has settled
     for k in (3, 10, 30):  # early drops of any length, each against its own noise
         if k <= w and statistics.fmean(losses[:k]) - end > max(0.02 * end, 3 * noise / math.sqrt(k)):
             return None
-    se = math.sqrt((statistics.pvariance(q1) + statistics.pvariance(q4)) / w)
+    se = math.sqrt((_pvariance(q1) + _pvariance(q4)) / w)
     if start - end > max(2 * se, 0.02 * start) or abs(start - end) + 2 * se > cap * start:
         return None
-    se_late = math.sqrt((statistics.pvariance(q3) + statistics.pvariance(q4)) / w)
+    se_late = math.sqrt((_pvariance(q3) + _pvariance(q4)) / w)
     if statistics.fmean(q3) - end > 2 * se_late:
         return None
     return start, end
@@ -440,7 +446,7 @@ def flat_loss(losses: list[float], cap: float) -> tuple[float, float] | None:
 
 def _unmoved(losses: list[float]) -> tuple[float, float] | None:
     """(start, end) of a short run whose loss stayed within 0.5 % of where it started, else None."""
-    if not all(math.isfinite(x) for x in losses) or min(losses) < 0:
+    if not all(map(math.isfinite, losses)) or min(losses) < 0:
         return None
     start, end = statistics.fmean(losses[:3]), statistics.fmean(losses[-3:])
     return (start, end) if start > 1e-8 and abs(end - start) <= 0.005 * start else None
@@ -587,7 +593,7 @@ class LrTooLow(Check):
         start = statistics.median(losses[:5])
         q1, q2, q3, q4 = losses[:w], losses[w:2 * w], losses[n - 2 * w:n - w], losses[n - w:]
         m1, m2, m3, m4 = (statistics.fmean(q) for q in (q1, q2, q3, q4))
-        se_late = math.sqrt((statistics.pvariance(q3) + statistics.pvariance(q4)) / w)
+        se_late = math.sqrt((_pvariance(q3) + _pvariance(q4)) / w)
         if not (start > 1e-8 and m1 >= self.SLOW_START * start and m4 >= self.FAR * start):
             return
         # Still on the steep part of its curve: the last quarter fell about as much as the second, or more (a
@@ -595,7 +601,7 @@ class LrTooLow(Check):
         steep = m4 <= self.STILL_FALLING * m3 and m3 - m4 > 2 * se_late and m3 - m4 >= self.STEEP * (m1 - m2)
         # ...or, at a learning rate a tenth of the usual or less, a classifier still near what guessing scores
         # at the end, its loss falling steadily but by a few per cent over the whole run.
-        se = math.sqrt((statistics.pvariance(q1) + statistics.pvariance(q4)) / w)
+        se = math.sqrt((_pvariance(q1) + _pvariance(q4)) / w)
         chance = math.log(self.classes) if self.classes >= 2 else 0.0
         crawl = (lr <= self.VERY_LOW_LR * usual_lr(opt) and chance > 0 and m4 >= self.NEAR_CHANCE * chance
                  and m4 >= self.STALLED * m1 and m1 - m4 > 2 * se)
@@ -634,7 +640,7 @@ class LrTooLow(Check):
 def _frozen(losses: list[float]) -> bool:
     """A short run (10+ losses) whose loss is the same number every time: nothing changes the model, e.g.
     optimizer.step() is never called on a full batch. No noise to wait out, so no 100 steps needed."""
-    if len(losses) < 10 or not all(math.isfinite(x) for x in losses):
+    if len(losses) < 10 or not all(map(math.isfinite, losses)):
         return False
     return max(losses) - min(losses) <= 1e-6 * max(abs(statistics.fmean(losses)), 1e-12)
 
@@ -744,7 +750,7 @@ class LossNotDecreasing(Check):
         learning rate a tenth of the usual or less is lr-too-low's story (its crawl), not this one's."""
         n, c = len(losses), self.classes
         if (n < self.CHANCE_BACKWARDS or not self.only_ce or c < 2 or 0 < self.lr_share <= LrTooLow.VERY_LOW_LR
-                or not all(math.isfinite(x) for x in losses)):
+                or not all(map(math.isfinite, losses))):
             return None
         chance = math.log(c)
         start, end = statistics.fmean(losses[:n // 4]), statistics.fmean(losses[n - n // 4:])
