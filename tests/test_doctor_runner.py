@@ -276,3 +276,34 @@ def test_only_the_process_that_started_the_script_reports(tmp_path: Path) -> Non
     assert watched.stderr.count("trainwell doctor found: 1") == 1, watched.stderr
     report = json.loads((tmp_path / "d.json").read_text())
     assert [f["id"] for f in report["findings"]] == ["softmax-before-cross-entropy"]
+
+
+def test_fit_watches_evaluation_losses_only_while_it_evaluates_and_still_tells_overfitting() -> None:
+    """In fit, between windows a training step runs the library's own loss function (the loop says when it
+    evaluates, and only evaluation losses need the doctor's wrapper there, once the handlers of a run's first
+    training losses are done); the evaluation passes are still
+    watched: a model that memorises random labels is found overfitting."""
+    import torch.nn.functional as F
+    from torch.utils.data import TensorDataset
+
+    import trainwell
+    from trainwell.engine.callbacks import Callback
+
+    original = F.cross_entropy
+    plain_in_training: list[bool] = []
+
+    class Look(Callback):
+        def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
+            session = next(c for c in trainer.callbacks if type(c).__name__ == "DoctorCallback").session
+            # Between windows, once the handlers that look at a run's first training losses are done (step 250):
+            if trainer.state.step > 250 and not session.in_window:
+                plain_in_training.append(F.cross_entropy is original)
+
+    torch.manual_seed(0)
+    x, y = torch.randn(192, 16), torch.randint(0, 4, (192,))
+    model = nn.Sequential(nn.Linear(16, 128), nn.ReLU(), nn.Linear(128, 4))
+    result = trainwell.fit(model, TensorDataset(x[:128], y[:128]), TensorDataset(x[128:], y[128:]), epochs=40,
+                           batch_size=16, progress=False, device="cpu", doctor=True, callbacks=[Look()])
+    assert plain_in_training and all(plain_in_training)
+    assert "overfitting" in [f.id for f in result.findings]
+    assert F.cross_entropy is original

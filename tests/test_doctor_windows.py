@@ -307,3 +307,23 @@ def test_nested_models_get_pre_hooks_and_count_only_outer_calls(held: bool) -> N
     assert len(outer._forward_pre_hooks) == len(inner._forward_pre_hooks) == 0  # (taken off at the end)
     # Every backward() followed two top-level calls (outer, then inner on its own), in windows and between them.
     assert counted == [2] * 40
+
+
+def test_in_trainwells_loop_evaluation_wrappers_are_in_place_only_while_it_evaluates() -> None:
+    """Trainwell's loop says when it evaluates (``Session.evaluating``): between windows its training steps run the
+    library's own loss function, and its evaluation passes the watched one, which the evaluation-loss handlers
+    (``overfitting``, ``softmax-before-cross-entropy``) need. A script's session keeps it in place throughout."""
+    original = F.cross_entropy
+    for in_trainer in (True, False):
+        session = Session(checks=["overfitting", "softmax-before-cross-entropy"], in_trainer=in_trainer)
+        seen = []
+        with session:
+            _steps(session, 15, lambda step: None)  # past the first ten steps: between windows
+            assert not session.in_window
+            seen.append(F.cross_entropy is original)
+            session.evaluating(True)
+            seen.append(F.cross_entropy is original)
+            session.evaluating(False)
+            seen.append(F.cross_entropy is original)
+        assert seen == ([True, False, True] if in_trainer else [False, False, False]), in_trainer
+    assert F.cross_entropy is original

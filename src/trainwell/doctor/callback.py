@@ -105,6 +105,14 @@ class DoctorCallback(Callback):
         row.update(layer_grad_norms(trainer.model))
         self.grad_norms.append(row)
 
+    def on_validation_start(self, trainer: Trainer) -> None:
+        if self.session is not None:
+            self.session.evaluating(True)
+
+    def on_validation_end(self, trainer: Trainer) -> None:
+        if self.session is not None:
+            self.session.evaluating(False)
+
     def on_epoch_end(self, trainer: Trainer, row: dict[str, Any]) -> None:
         self._write()  # a run killed later keeps what was seen so far
 

@@ -82,7 +82,7 @@ def _nothing() -> None:
 
 def _sampling_every(s: int) -> int:
     """The spacing of sampled steps around step ``s`` (``Session.sampled_at``)."""
-    return 1 if s < 10 else 10 if s < 100 else 25 if s < 500 else 100
+    return 1 if s < 10 else 10 if s < 100 else 25 if s < 500 else 100 if s < 1000 else 200
 
 
 def unjudgeable(x: Any, depth: int = 0) -> str | None:
@@ -243,6 +243,12 @@ class Session:
         self._window = True
         self._switched: dict[str, list[tuple[Any, str, Any, Any]]] = {}
         self._step_pre_hook: Any = None  # the handle of the optimizer step pre-hook while it is on
+        # id of the optimizer whose steps between windows only count (nothing acts on them, it is the one that
+        # stepped before, and it is no new optimizer's first step), else 0. Set by the step post-hook between
+        # windows; cleared as a window opens, when an optimizer is made (no other can take a freed one's id
+        # unnoticed) and when a handler is put on the every-step table.
+        self._coasting = 0
+        self._evaluating = False  # trainwell's loop is evaluating (``evaluating``)
         # Optimizers made since the session began that have not stepped yet: between windows the step pre-hook is
         # on only while there is one (a handler acts on each optimizer's first step, ``sampled_and_first_step``).
         self._fresh: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
@@ -276,7 +282,6 @@ class Session:
         self.optimizers: weakref.WeakSet[torch.optim.Optimizer] = weakref.WeakSet()
         self.optimizer_count = 0  # optimizers that have stepped so far (one freed since still counts; no WeakSet len())
         self._known_optimizers: dict[int, weakref.ref[torch.optim.Optimizer]] = {}  # id -> ref: no add every step
-        self.in_backward = False
         # Events no check was given, by the kind of tensor they carried (sparse, nested, complex: see ``unjudgeable``).
         self.unjudged: dict[str, int] = {}
         self._stack: list[nn.Module] = []
@@ -307,7 +312,7 @@ class Session:
     @staticmethod
     def sampled_at(s: int) -> bool:
         """Whether expensive checks look at step ``s``: the first 10, then 1 in 10 up to step 100, 1 in 25
-        up to 500 and 1 in 100 after that (about 2 % of a few thousand steps)."""
+        up to 500, 1 in 100 up to 1,000 and 1 in 200 after that (50 of 3,000 steps)."""
         return s % _sampling_every(s) == 0
 
     @staticmethod
@@ -396,6 +401,7 @@ class Session:
         """For a while, call ``check``'s handler ``method`` on every step, whatever its marks say (a check that saw
         a bad batch go by looks closely at the next ones); ``on=False``: back to what its marks say."""
         kind, handler = type(check), getattr(check, method)
+        self._coasting = 0
         wanted = ((self._every_step, acts_every_step(kind, method)),
                   (self._after_sampled, acts_after_sampled(kind, method)),
                   (self._every_step_off, acts_in_evaluation(kind, method)),
@@ -406,6 +412,14 @@ class Session:
                 table[method] = [*table[method], (check, handler)]
             elif not (on or marked) and present:
                 table[method] = [(c, h) for c, h in table[method] if c is not check]
+
+    def evaluating(self, on: bool) -> None:
+        """Trainwell's loop begins (``on``) or ends an evaluation pass. Its training steps make no call with
+        gradients off, so between windows the wrappers that only evaluation calls need (the loss functions', for
+        ``overfitting`` and ``softmax-before-cross-entropy``) are in place during its evaluation passes alone."""
+        self._evaluating = on
+        if self._installed:
+            self._set_window(self._window)
 
     def sorted_findings(self) -> list[Finding]:
         """The findings, most severe first, each symptom whose root cause was found folded into it (folding.py)."""
@@ -523,8 +537,9 @@ class Session:
         self._patch(it, "__next__", self._wrap_next(it.__next__))
         self._patch(torch, "compile", self._wrap_compile(torch.compile))
         self._patch(torch.export, "export", self._without_global_hooks(torch.export.export))
-        if self._first_step["on_step_pre"]:  # a new optimizer's first step: the pre-hook goes on for it
-            self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init(torch.optim.Optimizer.__init__))
+        # A new optimizer: its first step is seen with the pre-hook on (when a handler acts on first steps), and it
+        # ends any coasting (``_coasting``).
+        self._patch(torch.optim.Optimizer, "__init__", self._wrap_optimizer_init(torch.optim.Optimizer.__init__))
         if self._handlers["on_call"]:  # GradScaler, clipping, torch.save: for the mixed-precision and rank checks
             from trainwell.doctor.calls import watch_calls
 
@@ -692,8 +707,13 @@ class Session:
         backward passes), the DataLoader's ``next`` (it counts and times batches) and the models' own forward hooks
         (they keep the module stack a crash is explained from) stay in place."""
         self._window = open_
+        self._coasting = 0
+        # Calls with gradients off are evaluation: in trainwell's loop, which says when it evaluates
+        # (``evaluating``), the wrappers for them are in place only then; a script's can come at any time.
+        evaluation = self._evaluating or not self.in_trainer
         for event, patches in self._switched.items():
-            on = open_ or self._hooks_pinned or bool(self._every_step[event] or self._every_step_off[event])
+            on = open_ or self._hooks_pinned or bool(self._every_step[event]
+                                                     or (evaluation and self._every_step_off[event]))
             for owner, name, original, wrapper in patches:
                 now = owner.__dict__.get(name)
                 if now is (original if on else wrapper):  # (one put there since by someone else is left alone)
@@ -767,8 +787,9 @@ class Session:
         return False
 
     def _reported_call(self, module: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        """A model call that trainwell's loop reports (``reported_by_caller``): a top-level call."""
-        if _dynamo_compiling() or _compiler._is_compiling_flag or self._global_hooks or self.quiet.active:
+        """A model call that trainwell's loop reports (``reported_by_caller``): a top-level call. (The loop calls
+        this outside any compiled code: no compile check.)"""
+        if self._global_hooks or self.quiet.active:
             return
         try:
             self._top_call(module, args, output, 2)
@@ -782,14 +803,14 @@ class Session:
         instead of dispatched, and only a repeated call before backward() reaches the handlers that ask for it.
         ``depth``: how far up the stack the hook that saw the call is (an event is given that frame, made only
         when an event is)."""
-        if args:
-            x = args[0]
-            if isinstance(x, _Tensor) and isinstance(output, _Tensor):
-                shape, out_shape = x.shape, output.shape  # (torch.Size is a tuple: no copy)
-                if shape and out_shape:
-                    self._last_shapes = (shape, out_shape)
-        if self.batches != self._call_batches:
-            self._call_batches = self.batches
+        x = args[0] if args else None
+        if isinstance(x, _Tensor) and isinstance(output, _Tensor):
+            shape, out_shape = x.shape, output.shape  # (torch.Size is a tuple: no copy)
+            if shape and out_shape:
+                self._last_shapes = (shape, out_shape)
+        batches = self.batches
+        if batches != self._call_batches:
+            self._call_batches = batches
             self.call_batch = self.batch_dataset
         else:
             self.call_batch = None
@@ -798,7 +819,15 @@ class Session:
             if known[1] if known is not None and known[0]() is module else self.has_parameters(module):
                 self.calls_since_backward = calls = self.calls_since_backward + 1
                 if self._fed_readers and not self.sampled:
-                    self._feed(module, args)
+                    # The usual model(x) recorded here (``_feed``, inlined): a plain tensor input of its own.
+                    # (A nested or complex one is told apart when the records are read.)
+                    if len(args) == 1 and type(x) is _Tensor and x.layout is _STRIDED and not x.is_inference():
+                        self._fed.append((module, args, self.call_batch, x._version))  # (a FedCall if read)
+                        self._fed_bytes += x.nbytes
+                        if self._fed_at_once or self._fed_bytes > FED_BYTES:
+                            self._flush_fed()
+                    else:
+                        self._feed(module, args)
                 if calls > 1 and self._active is self._every_step and self._repeated["on_forward"]:
                     self._dispatch("on_forward", ForwardEvent(module, args, output, True, _getframe(depth)),
                                    table=self._repeated)
@@ -812,15 +841,8 @@ class Session:
 
     def _feed(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         """Record a call with gradients on of a model (a module with parameters) made between windows (see
-        ``Check.on_fed``): references to its inputs and their versions, no tensor work."""
-        if len(args) == 1 and type(args[0]) is _Tensor:  # the usual model(x), without the loop below
-            x = args[0]
-            if x.layout is _STRIDED and not x.is_nested and not x.dtype.is_complex and not x.is_inference():
-                self._fed.append((module, args, self.call_batch, x._version))  # (a FedCall only if it is read)
-                self._fed_bytes += x.nbytes
-                if self._fed_at_once or self._fed_bytes > FED_BYTES:
-                    self._flush_fed()
-                return
+        ``Check.on_fed``): references to its inputs and their versions, no tensor work. (The usual model(x), one
+        plain tensor, is recorded by ``_top_call`` itself.)"""
         versions: list[int] = []
         size = 0
         now = self._fed_at_once
@@ -857,6 +879,10 @@ class Session:
         for module, inputs, batch, versions in fed:
             if changed(inputs, versions):
                 self._fed_at_once = True
+                continue
+            if type(versions) is int and (inputs[0].is_nested or inputs[0].dtype.is_complex):
+                kind = _kind(inputs[0])  # (the usual model(x), recorded without this test: no check judges it)
+                self.unjudged[kind] = self.unjudged.get(kind, 0) + 1
                 continue
             calls.append(FedCall(module, inputs, batch))
         if calls:
@@ -970,20 +996,14 @@ class Session:
         def backward(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             if _dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active:
                 return fn(tensor, *args, **kwargs)
-            ev = None  # made when a check handles it (on a step not sampled, often none does)
             if session._stack:
                 session._stack.clear()  # no forward is running now
-            calls, session.calls_since_backward = session.calls_since_backward, 0
+            calls = session.calls_since_backward
+            session.calls_since_backward = 0
             if session._active["on_backward_pre"]:
-                ev = BackwardEvent(tensor, _getframe(1))
-                session._dispatch("on_backward_pre", ev)
-            session.in_backward = True
-            try:
-                result = fn(tensor, *args, **kwargs)
-            finally:
-                session.in_backward = False
+                session._dispatch("on_backward_pre", BackwardEvent(tensor, _getframe(1)))
+            result = fn(tensor, *args, **kwargs)
             session.backward_count += 1
-            active = session._active  # (after backward(): an optimizer may step inside it, from a gradient hook)
             if tensor.numel() == 1 and tensor.is_floating_point():
                 if tensor.is_cpu:  # read now: no device to wait for
                     if session._pending_losses:
@@ -991,26 +1011,35 @@ class Session:
                         session._pending_losses = []
                     session._losses.append(tensor.item())
                 else:
-                    # A copy, not the tensor: the script may change it later without a trace (an all_reduce for
-                    # logging, .data, a CUDA graph's output rewritten by the next replay), and a loss sliced out
-                    # of a big tensor must not keep that tensor alive. (One op for the usual float32 scalar: a
-                    # clone; a cast copies by itself.)
-                    loss = tensor.detach()
-                    loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
-                    session._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
+                    session._keep_loss(tensor)
                 session.loss_steps.append(session.step)
-            if active["on_backward"]:
-                ev = ev or BackwardEvent(tensor, _getframe(1))
-                session._dispatch("on_backward", ev)
-            if calls != 1:
-                session.shared_backwards += 1
-                if calls > 1 and active is session._every_step and session._repeated["on_backward"]:
-                    session._dispatch("on_backward", ev or BackwardEvent(tensor, _getframe(1)),
-                                      table=session._repeated)
+            # (The table read again: an optimizer may step inside backward(), from a gradient hook.)
+            if calls != 1 or session._active["on_backward"]:
+                session._backward_done(tensor, calls, _getframe(1))
             return result
 
         backward.__doc__ = fn.__doc__
         return skipped(backward)
+
+    def _keep_loss(self, tensor: torch.Tensor) -> None:
+        """Keep a scalar loss on a device for ``losses``, read back later with the others. A copy, not the tensor:
+        the script may change it later without a trace (an all_reduce for logging, .data, a CUDA graph's output
+        rewritten by the next replay), and a loss sliced out of a big tensor must not keep that tensor alive. (One
+        op for the usual float32 scalar: a clone; a cast copies by itself.)"""
+        loss = tensor.detach()
+        loss = loss.clone() if loss.dtype == torch.float32 else loss.to(torch.float32)
+        self._pending_losses.append(loss.reshape(()) if loss.ndim else loss)
+
+    def _backward_done(self, tensor: torch.Tensor, calls: int, frame: Any) -> None:
+        """After a ``backward()`` that a handler acts on, or that did not follow exactly one model call."""
+        ev = BackwardEvent(tensor, frame)
+        active = self._active
+        if active["on_backward"]:
+            self._dispatch("on_backward", ev)
+        if calls != 1:
+            self.shared_backwards += 1
+            if calls > 1 and active is self._every_step and self._repeated["on_backward"]:
+                self._dispatch("on_backward", ev, table=self._repeated)
 
     def _wrap_optimizer_init(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``Optimizer.__init__`` that notes the new optimizer: its first step, whenever it comes, is seen with the
@@ -1019,7 +1048,9 @@ class Session:
 
         def __init__(optimizer: Any, *args: Any, **kwargs: Any) -> None:
             fn(optimizer, *args, **kwargs)
-            if session._installed and not (session.quiet.active or _compiling()):
+            session._coasting = 0  # (a new optimizer may take a freed one's id)
+            if session._installed and session._first_step["on_step_pre"] and not (session.quiet.active
+                                                                                 or _compiling()):
                 try:
                     session._fresh.add(optimizer)
                     session._step_pre_hook_on(True)
@@ -1046,8 +1077,17 @@ class Session:
         session = self
 
         def __next__(it: Any) -> Any:
+            if not (session._active["on_batch"] or session._first_batch):  # the batch is only counted
+                batch = fn(it)  # StopIteration passes through
+                if not session.quiet.active:
+                    session.batches += 1
+                    info = session._iterator
+                    if info[0]() is not it:
+                        info = session._iterator_info(it)
+                    session.batch_dataset = info[1]
+                return batch
             started = time.perf_counter()
-            batch = fn(it)  # StopIteration passes through
+            batch = fn(it)
             if not session.quiet.active:
                 session.batches += 1
                 info = session._iterator
@@ -1113,7 +1153,16 @@ class Session:
     def _step_post(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if _dynamo_compiling() or _compiler._is_compiling_flag or self.quiet.active:
             return
+        if id(optimizer) == self._coasting:  # (see ``_coasting``: the usual step between windows)
+            self.steps_in_a_row += 1
+            self.step = step = self.step + 1
+            if step < self._next_window:
+                return
         try:
+            if self._coasting:
+                self._coasting = 0
+                self._step_ended(self.step)
+                return
             if self._step_pre_hook is None:  # between windows: the pre-hook is off, an optimizer is found here
                 stepping = self._stepping
                 if stepping is None or self._first_step_now or stepping() is not optimizer:
@@ -1129,7 +1178,11 @@ class Session:
             self.steps_in_a_row += 1
             self.step = step = self.step + 1
             if step < self._next_window and not self._window:
-                return  # between windows until the next sampled step: nothing changes (the usual step)
+                # Between windows until the next sampled step: nothing changes. The next steps of this optimizer
+                # only count, while nothing acts on them.
+                if not (self._step_pre_hook is not None or self._first_step_now or active["on_step"]):
+                    self._coasting = id(optimizer)
+                return
             self._step_ended(step)
         except Exception as e:  # noqa: BLE001
             self._hook_failed("_step_post", e)

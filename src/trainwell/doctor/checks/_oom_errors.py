@@ -92,8 +92,7 @@ def _oom(p: Parsed, ctx: Context, chk: ErrorCheck) -> Explanation:
     asked = int(text) if p.kind == "cpu" and text else to_bytes(text) if text else None
     size = human_bytes(asked) if asked else text
     built = ctx.building()
-    if chk.session.in_backward or ctx.through("autograd", ("backward", "grad", "_engine_run_backward")) \
-            or ctx.through("_tensor.py", ("backward",)):
+    if ctx.through("autograd", ("backward", "grad", "_engine_run_backward")) or ctx.through("_tensor.py", ("backward",)):
         phase, place = "backward", (" in backward()", "反向传播（backward()）时")
     elif ctx.through("optim"):
         phase, place = "step", (" in optimizer.step()", "optimizer.step() 时")
