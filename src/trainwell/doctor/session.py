@@ -1077,26 +1077,18 @@ class Session:
         session = self
 
         def __next__(it: Any) -> Any:
-            if not (session._active["on_batch"] or session._first_batch):  # the batch is only counted
-                batch = fn(it)  # StopIteration passes through
-                if not session.quiet.active:
-                    session.batches += 1
-                    info = session._iterator
-                    if info[0]() is not it:
-                        info = session._iterator_info(it)
-                    session.batch_dataset = info[1]
-                return batch
-            started = time.perf_counter()
-            batch = fn(it)
+            handed = session._active["on_batch"] or session._first_batch  # (else the batch is only counted)
+            started = time.perf_counter() if handed else 0.0
+            batch = fn(it)  # StopIteration passes through
             if not session.quiet.active:
                 session.batches += 1
                 info = session._iterator
                 if info[0]() is not it:
                     info = session._iterator_info(it)
                 session.batch_dataset = info[1]
-                if session._active["on_batch"]:
+                if handed and session._active["on_batch"]:
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it))
-                elif (session._first_batch and session._active is session._every_step
+                elif (handed and session._active is session._every_step
                       and getattr(it, "_num_yielded", None) == 1):  # a new pass's first batch
                     session._dispatch("on_batch", BatchEvent(batch, time.perf_counter() - started, _getframe(1), it),
                                       table={"on_batch": session._first_batch})
