@@ -16,13 +16,14 @@ machine single pairs move by +-0.1, so it takes some 30 pairs to tell 1.05 from 
 ratio of each side's fastest run (as ``timeit`` advises: load only adds time, so the fastest run is the
 least disturbed one). Target (issue 26): both medians <= 1.05.
 
-``--calls`` adds, for ``fit``, the Python function calls per optimizer step with the doctor off and on
-(``sys.setprofile``): exact, whatever the load. ``--opcodes`` counts bytecode instructions per step the same
+``--kinds`` gives ``fit``'s extra CPU time per kind of step (sampled, the step after one, between windows) from
+interleaved runs, step by step. ``--calls`` adds, for ``fit``, the Python function calls per optimizer step with
+the doctor off and on (``sys.setprofile``): exact, whatever the load. ``--opcodes`` counts bytecode instructions per step the same
 way (``sys.settrace``, slow) and names the functions that add most. ``--samples`` gives the share of a
 ``fit(doctor=True)``'s time spent in the doctor's own code, from a sampling profiler (``pip install py-spy``).
 
     python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--part script fit] [--calls] [--opcodes]
-        [--samples] [--json F]
+        [--samples] [--kinds] [--json F]
 """
 
 from __future__ import annotations
@@ -327,6 +328,63 @@ def summarize(name: str, pairs: list[tuple[float, float]], per_step: bool) -> di
     return out
 
 
+def fit_kinds(workload: str, repeats: int) -> dict[str, float]:
+    """fit's extra CPU time per kind of step (sampled, the step after one, between windows in the first 250 steps
+    and after), doctor on minus off, step by step: the median over interleaved runs of each step's CPU time, from
+    the end of the step before to the end of this one (a step that begins an epoch holds the evaluation before it)."""
+    import time as _time
+
+    import torch
+
+    from trainwell.doctor.session import Session
+    from trainwell.engine.callbacks import Callback
+
+    torch.set_num_threads(1)
+    parts = fit_workload(workload)
+
+    class Clock(Callback):
+        def __init__(self) -> None:
+            self.marks: list[float] = []
+
+        def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
+            self.marks.append(_time.process_time())
+
+    def steps(doctor: bool) -> list[float]:
+        import trainwell
+
+        model, train, val, batch_size, epochs = parts
+        clock = Clock()
+        trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False, device="cpu",
+                      doctor=doctor, callbacks=[clock])
+        return [b - a for a, b in zip(clock.marks, clock.marks[1:])]  # [k]: step k + 1 (counted from 0)
+
+    def kind(step: int) -> str:
+        if Session.sampled_at(step):
+            return "sampled"
+        if step and Session.sampled_at(step - 1):
+            return "after"
+        return "between (first 250)" if step < 250 else "between"
+
+    steps(True)  # warm-up
+    runs: dict[bool, list[list[float]]] = {False: [], True: []}
+    for i in range(repeats):
+        for flag in ((False, True) if i % 2 == 0 else (True, False)):
+            runs[flag].append(steps(flag))
+    n = min(len(r) for rs in runs.values() for r in rs)
+    totals: dict[str, list[float]] = {}
+    for k in range(n):
+        extra = statistics.median(r[k] for r in runs[True]) - statistics.median(r[k] for r in runs[False])
+        entry = totals.setdefault(kind(k + 1), [0.0, 0])
+        entry[0] += extra
+        entry[1] += 1
+    out = {}
+    print(f"{workload}: fit, extra CPU per kind of step, doctor on minus off ({repeats} interleaved pairs):")
+    for name, (extra, count) in totals.items():
+        print(f"  {name:22s} {1e3 * extra:7.1f} ms over {count:5d} steps ({1e6 * extra / count:7.1f} us each)")
+        out[f"{name}_ms"] = 1e3 * extra
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
@@ -336,6 +394,7 @@ def main() -> int:
     parser.add_argument("--calls", action="store_true", help="fit's Python calls per step, doctor off / on")
     parser.add_argument("--opcodes", action="store_true", help="fit's bytecodes per step, doctor off / on (slow)")
     parser.add_argument("--samples", action="store_true", help="the doctor's share of fit's time (needs py-spy)")
+    parser.add_argument("--kinds", action="store_true", help="fit's extra CPU per kind of step (sampled, between ...)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     results: dict[str, dict[str, dict[str, float]]] = {}
@@ -356,6 +415,8 @@ def main() -> int:
             results[workload]["fit_opcodes"] = fit_opcodes(workload)
         if args.samples:
             results[workload]["fit_samples"] = fit_samples(workload, args.repeats)
+        if args.kinds:
+            results[workload]["fit_kinds"] = fit_kinds(workload, args.repeats)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
