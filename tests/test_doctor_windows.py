@@ -327,3 +327,30 @@ def test_in_trainwells_loop_evaluation_wrappers_are_in_place_only_while_it_evalu
             seen.append(F.cross_entropy is original)
         assert seen == ([True, False, True] if in_trainer else [False, False, False]), in_trainer
     assert F.cross_entropy is original
+
+
+def test_steps_of_two_optimizers_taking_turns_are_all_counted_between_windows() -> None:
+    """A step post-hook that only counts the steps of the optimizer that stepped before (``_coasting``) still
+    counts every step, and tells the optimizers apart, when two of them take turns (a GAN's two players)."""
+    torch.manual_seed(0)
+    g, d = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g, opt_d = torch.optim.SGD(g.parameters(), lr=0.01), torch.optim.SGD(d.parameters(), lr=0.01)
+    z = torch.randn(8, 4)
+    session = Session(checks=[])
+    with session:
+        for i in range(300):
+            for opt, loss in ((opt_d, lambda: d(g(z).detach()).mean()), (opt_g, lambda: -d(g(z)).mean())):
+                opt.zero_grad()
+                loss().backward()
+                opt.step()
+                # (steps in a row of the optimizer that just stepped, and of the one before it)
+                assert (session.steps_in_a_row, session.previous_optimizer_steps) == (1, 1) or session.step == 1
+        assert session.step == 600
+        assert session.optimizer_count == 2
+    solo = Session(checks=[])
+    with solo:
+        for _ in range(300):
+            opt_g.zero_grad()
+            (-d(g(z)).mean()).backward()
+            opt_g.step()
+        assert solo.step == 300 and solo.steps_in_a_row == 300  # one optimizer: all its steps in a row

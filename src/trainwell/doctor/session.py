@@ -1150,11 +1150,14 @@ class Session:
             self.step = step = self.step + 1
             if step < self._next_window:
                 return
+            self._coasting = 0
+            try:
+                self._step_ended(step)  # a window opens
+            except Exception as e:  # noqa: BLE001
+                self._hook_failed("_step_post", e)
+            return
+        self._coasting = 0  # (another optimizer, or none coasting: the whole path)
         try:
-            if self._coasting:
-                self._coasting = 0
-                self._step_ended(self.step)
-                return
             if self._step_pre_hook is None:  # between windows: the pre-hook is off, an optimizer is found here
                 stepping = self._stepping
                 if stepping is None or self._first_step_now or stepping() is not optimizer:
