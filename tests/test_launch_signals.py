@@ -225,3 +225,36 @@ def test_the_failure_reported_is_the_one_that_started_it(tmp_path: Path) -> None
     assert _first_cause(error)[0] == 1
     only_stopped = ChildFailedError("train", {0: stopped})
     assert _first_cause(only_stopped)[0] == 0
+
+
+def test_a_workers_error_file_appears_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent stops the other workers with SIGTERM once one fails, then reads their error files: one stopped
+    while writing must not leave an empty file (the agent's JSONDecodeError ended the launcher with a traceback
+    and no resume command). The file is written beside its place and renamed; torchrun reads what it says."""
+    import json
+
+    from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
+
+    from trainwell.cli.launch import _record
+
+    target = tmp_path / "attempt_0" / "0" / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(target))
+    seen: list[bool] = []
+    dump = json.dump
+
+    def watched(data: object, out: object) -> None:
+        seen.append(target.exists())  # while the text is written, the agent must find no file (or a whole one)
+        dump(data, out)
+
+    monkeypatch.setattr(json, "dump", watched)
+    try:
+        raise RuntimeError("rank 0: the exchange did not complete")
+    except RuntimeError as e:
+        assert _record(e)
+    assert seen == [False]
+    assert os.listdir(target.parent) == ["error.json"]  # nothing left beside it
+    failure = ProcessFailure(local_rank=0, pid=10, exitcode=1, error_file=str(target))
+    assert failure.message["message"] == "RuntimeError: rank 0: the exchange did not complete"
+    assert "raise RuntimeError" in failure.message["extraInfo"]["py_callstack"]
+    monkeypatch.delenv("TORCHELASTIC_ERROR_FILE")
+    assert not _record(RuntimeError("not under torchrun"))
