@@ -330,8 +330,9 @@ def summarize(name: str, pairs: list[tuple[float, float]], per_step: bool) -> di
 
 def fit_kinds(workload: str, repeats: int) -> dict[str, float]:
     """fit's extra CPU time per kind of step (sampled, the step after one, between windows in the first 250 steps
-    and after), doctor on minus off, step by step: the median over interleaved runs of each step's CPU time, from
-    the end of the step before to the end of this one (a step that begins an epoch holds the evaluation before it)."""
+    and after; the set-up with step 0, and what follows the last step), doctor on minus off, step by step: the
+    median over interleaved runs of each step's CPU time, from the end of the step before to the end of this one (a
+    step that begins an epoch holds the evaluation before it)."""
     import time as _time
 
     import torch
@@ -354,9 +355,14 @@ def fit_kinds(workload: str, repeats: int) -> dict[str, float]:
 
         model, train, val, batch_size, epochs = parts
         clock = Clock()
-        trainwell.fit(model(), train, val, epochs=epochs, batch_size=batch_size, progress=False, device="cpu",
+        net = model()
+        started = _time.process_time()
+        trainwell.fit(net, train, val, epochs=epochs, batch_size=batch_size, progress=False, device="cpu",
                       doctor=doctor, callbacks=[clock])
-        return [b - a for a, b in zip(clock.marks, clock.marks[1:])]  # [k]: step k + 1 (counted from 0)
+        ended = _time.process_time()
+        # [k]: step k + 1 (counted from 0); then the set-up to the end of step 0, and what follows the last step
+        return [b - a for a, b in zip(clock.marks, clock.marks[1:])] + [clock.marks[0] - started,
+                                                                         ended - clock.marks[-1]]
 
     def kind(step: int) -> str:
         if Session.sampled_at(step):
@@ -370,11 +376,12 @@ def fit_kinds(workload: str, repeats: int) -> dict[str, float]:
     for i in range(repeats):
         for flag in ((False, True) if i % 2 == 0 else (True, False)):
             runs[flag].append(steps(flag))
-    n = min(len(r) for rs in runs.values() for r in rs)
+    n = min(len(r) for rs in runs.values() for r in rs) - 2
     totals: dict[str, list[float]] = {}
-    for k in range(n):
+    for k in [*range(n), -2, -1]:
         extra = statistics.median(r[k] for r in runs[True]) - statistics.median(r[k] for r in runs[False])
-        entry = totals.setdefault(kind(k + 1), [0.0, 0])
+        entry = totals.setdefault({-2: "set-up and step 0", -1: "after the last step"}.get(k) or kind(k + 1),
+                                  [0.0, 0])
         entry[0] += extra
         entry[1] += 1
     out = {}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trainwell.env import Problem, check_env, collect_env, verdict
+if TYPE_CHECKING:
+    from trainwell.env import Problem
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the environment report; 0 even with problems, since it is only a report."""
+    from trainwell.env import check_env, collect_env, verdict  # (here: `trainwell --help` stays quick)
+
     info = collect_env()
     problems = check_env(info)
     line = verdict(problems, info)

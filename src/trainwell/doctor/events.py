@@ -100,11 +100,14 @@ class ZeroGradEvent(_Located):
 
 
 class StepEvent(_Located):
-    __slots__ = ("optimizer",)
+    __slots__ = ("optimizer", "grad_norms")
 
     def __init__(self, optimizer: torch.optim.Optimizer, where: str | FrameType | None) -> None:
         self.optimizer = optimizer
         self._where = where
+        # id(parameter) -> its gradient's norm, for the parameters of ``optimizer`` that have a gradient: worked out
+        # once for the checks that read it (``checks._grads.step_grad_norms``), None until one asks.
+        self.grad_norms: dict[int, float] | None = None
 
 
 class BatchEvent(_Located):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from trainwell.doctor.events import StepEvent
 from trainwell.doctor.session import read_back  # (the checks take it from here, with the other helpers)
 
 
@@ -101,10 +101,15 @@ def relative_changes(pairs: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> list
     return [d / max(b, 1e-12) for d, b in zip(values[:k], values[k:])]
 
 
-def grad_norm(params: Iterable[torch.Tensor]) -> float:
-    """The norm of all the gradients together (the norm of their norms)."""
-    each = norms([p.grad for p in params if p.grad is not None])
-    return math.sqrt(math.fsum(n * n for n in each)) if each else 0.0
+def step_grad_norms(ev: StepEvent) -> dict[int, float]:
+    """id(parameter) -> the norm of its gradient, for each parameter of the stepping optimizer that has one (in
+    the optimizer's order): computed for the first check that asks on this step event and kept on it for the
+    others (one device op and one wait for all of them, not one per check)."""
+    found = ev.grad_norms
+    if found is None:
+        grads = [(id(p), p.grad) for p in optimizer_params(ev.optimizer) if p.grad is not None]
+        found = ev.grad_norms = dict(zip([i for i, _ in grads], norms([g for _, g in grads])))
+    return found
 
 
 def layer_grad_norms(model: nn.Module) -> list[tuple[str, float]]:

@@ -85,17 +85,25 @@ class LabelMix:
         if self.off:
             return
         t = target.detach().reshape(-1)
-        if t.numel() == 0:
+        n = t.numel()
+        if n == 0:
             return
-        values, counts = torch.unique(t, return_counts=True)
-        labels, numbers = torch.stack([values.double(), counts.double()]).tolist()  # one wait for both
-        if any(v != round(v) or v < 0 or v > 1_000_000 for v in labels):
+        if n <= self.COUNT_HERE:  # one label per sample: a batch's few are read back and counted here
+            found = Counter(t.tolist())
+        else:
+            values, counts = torch.unique(t, return_counts=True)
+            labels, numbers = torch.stack([values.double(), counts.double()]).tolist()  # one wait for both
+            found = Counter(dict(zip(labels, numbers)))
+        # (NaN and inf fail the range test: not class ids)
+        if not all(0 <= v <= 1_000_000 and v == int(v) for v in found):
             self.off = True
             return
-        self.distinct.append(len(labels))
-        self.sizes.append(int(t.numel()))
-        for v, c in zip(labels, numbers):
+        self.distinct.append(len(found))
+        self.sizes.append(n)
+        for v, c in found.items():
             self.counts[int(v)] = self.counts.get(int(v), 0) + int(c)
+
+    COUNT_HERE = 16384  # targets up to this many are counted in Python (torch.unique costs more for a batch)
 
     def ratio(self) -> float | None:
         """Mean distinct classes per batch over the mean that shuffled batches would hold; None when too

@@ -51,12 +51,12 @@ class BatchNormSmallBatchPerProcess(Check):
 
     @sampled_only
     def on_forward(self, ev: ForwardEvent) -> None:
-        if self.reported or not ev.grad_enabled or not ev.leaf_calls or not is_distributed():
+        if self.reported or not ev.grad_enabled or not ev.leaf_calls:
             return
         norms = [(m, x) for m, x, _ in ev.leaf_calls
                  if isinstance(m, _BatchNorm) and not isinstance(m, nn.SyncBatchNorm) and m.training
                  and getattr(x, "ndim", 0) >= 2]
-        if not norms:
+        if not norms or not is_distributed():  # (the environment is read only for a model with BatchNorm)
             return
         self.forwards += 1
         layer, x = min(norms, key=lambda n: n[1].shape[0])

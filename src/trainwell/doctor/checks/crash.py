@@ -8,10 +8,13 @@ is not reported twice.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trainwell._errors import TrainwellError
 from trainwell.doctor.check import Check, Text, register
-from trainwell.doctor.checks._crash_rules import cause_of
-from trainwell.doctor.checks._failure import Failure, failure_of
+
+if TYPE_CHECKING:
+    from trainwell.doctor.checks._failure import Failure
 
 
 @register
@@ -33,6 +36,8 @@ class ScriptError(Check):
         # Not Ctrl-C or sys.exit, and not trainwell's own errors (``trainwell train`` / ``fit``): those already
         # name the value and the fix, without a traceback for this finding to point at.
         if isinstance(error, Exception) and not isinstance(error, TrainwellError):
+            from trainwell.doctor.checks._failure import failure_of  # (only after a crash: not at every start)
+
             failure = failure_of(error)
             # Inside trainwell's loop only a failing PyTorch operation is the doctor's to explain: an exception
             # the user's own code raised (a callback stopping the run, say) is theirs, shown as it was raised.
@@ -50,6 +55,8 @@ class ScriptError(Check):
             listed = ("，" if zh else ", ").join(o.words() for o in f.operands)
             on = (f"：`{f.op}` 收到的张量为 {listed}" if listed else f"：`{f.op}`") if zh else \
                  (f": `{f.op}` got {listed}" if listed else f": `{f.op}`")
+        from trainwell.doctor.checks._crash_rules import cause_of
+
         found = cause_of(f)
         if found is not None:
             cause, fix = found[0][zh], found[1][zh]

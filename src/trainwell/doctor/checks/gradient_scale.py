@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import (grad_norm, norms, optimizer_params, relative_changes,
+from trainwell.doctor.checks._grads import (optimizer_params, relative_changes, step_grad_norms,
                                            watched_optimizer_params)
 from trainwell.doctor.checks.learning_rate import loss_classes, stalled_loss
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
@@ -111,7 +111,7 @@ class ExplodingGradients(Check):
         losses = self.session.losses
         if not losses or not math.isfinite(losses[-1]):
             return  # an inf/NaN loss is lr-too-high's or the data's story, not the gradients'
-        norm = self.norm = grad_norm(optimizer_params(ev.optimizer))
+        norm = self.norm = math.sqrt(math.fsum(n * n for n in step_grad_norms(ev).values()))  # all of them together
         if self.session.step == 0:
             self.first_norm = norm
         if self.session.step < self.FIRST_STEPS:
@@ -335,7 +335,8 @@ class VanishingGradients(Check):
             live = [p for p in weights if id(p) in owned and p.requires_grad and p.grad is not None]
             if len(live) < 3:
                 continue
-            first, last = norms([live[0].grad, live[-1].grad])  # type: ignore[list-item]
+            found = step_grad_norms(ev)
+            first, last = found[id(live[0])], found[id(live[-1])]
             key = id(model)
             weak = 0 < first <= self.RATIO_STUCK * last
             self.weak[key] = (self.weak[key][0] + 1 if weak and key in self.weak else int(weak), first, last,

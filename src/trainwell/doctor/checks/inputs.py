@@ -325,17 +325,20 @@ class UncenteredInput(Check):
         if not bool(torch.isfinite(data).all()):
             return
         mean, std = data.mean(0), data.std(0)
+        ordered = data.sort(0).values
+        distinct = (ordered[1:] != ordered[:-1]).sum(0) + 1  # the values each column takes
+        means, stds, counts = torch.stack([mean, std, distinct.float()]).tolist()  # one read for all columns
         # Columns with a spread and more than two values (one-hot and binary flags sit at 0/1 by design).
-        varied = [j for j in range(data.shape[1]) if std[j] > 0 and torch.unique(data[:, j]).numel() > 2]
+        varied = [j for j, (sd, n) in enumerate(zip(stds, counts)) if sd > 0 and n > 2]
         if not varied:
             return
-        offsets = {j: float(mean[j].abs() / std[j]) for j in varied}
+        offsets = {j: abs(means[j]) / stds[j] for j in varied}
         far = [j for j in varied if offsets[j] >= self.OFFSET]
         if not far or 2 * len(far) < len(varied):
             return
         worst = max(far, key=lambda j: offsets[j])
         self.report(self.where, {"samples": int(data.shape[0]), "columns": len(varied), "offset_columns": len(far),
                                  "largest_offset": offsets[worst], "column": worst,
-                                 "column_mean": float(mean[worst]), "column_std": float(std[worst])},
+                                 "column_mean": means[worst], "column_std": stds[worst]},
                     rows=int(data.shape[0]), count=len(far), columns=len(varied), worst=f"{offsets[worst]:.3g}",
-                    column=worst, mean=f"{float(mean[worst]):.4g}", std=f"{float(std[worst]):.3g}")
+                    column=worst, mean=f"{means[worst]:.4g}", std=f"{stds[worst]:.3g}")

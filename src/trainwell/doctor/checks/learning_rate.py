@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from trainwell.doctor.check import Check, Text, register, sampled_only
-from trainwell.doctor.checks._grads import change_norms, norms
+from trainwell.doctor.checks._grads import change_norms, norms, step_grad_norms
 from trainwell.doctor.events import BackwardEvent, ForwardEvent, LossEvent, StepEvent
 from trainwell.doctor.checks._loss_jumps import LabelMix, unsettled
 from trainwell.doctor.checks._names import UserNames
@@ -504,10 +504,10 @@ class LrTooLow(Check):
         mats = [p for g in ev.optimizer.param_groups for p in g["params"]
                 if p.ndim >= 2 and p.grad is not None and not p.grad.is_sparse]
         mats = sorted(mats, key=lambda t: t.numel())[: self.WATCH]
-        sizes = norms([*mats, *(p.grad for p in mats)])  # the weights' and the gradients' norms: one wait
-        for p, wn, gn in zip(mats, sizes, sizes[len(mats):]):
+        grads = step_grad_norms(ev)  # (shared with the gradient checks of this step)
+        for p, wn in zip(mats, norms(mats)):
             if wn > 0 and math.isfinite(wn):
-                self.pending.append((p, p.detach().clone(), wn, gn))
+                self.pending.append((p, p.detach().clone(), wn, grads[id(p)]))
 
     @sampled_only
     def on_step(self, ev: StepEvent) -> None:
