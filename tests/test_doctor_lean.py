@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -288,19 +289,25 @@ def test_each_relu_is_measured_once_and_numbered_by_its_place() -> None:
     assert set(seen[:10]) == {(0, 2)} and set(seen[-10:]) == {(2, 0)}
 
 
+def _foreach_norm_calls(monkeypatch: pytest.MonkeyPatch, note: Callable[[list[torch.Tensor]], Any]) -> list[Any]:
+    """What ``note`` says of the tensors of each ``torch._foreach_norm`` call from now on (the op still runs)."""
+    seen: list[Any] = []
+    foreach_norm = torch._foreach_norm
+
+    def noted(tensors: list[torch.Tensor], *args: object, **kwargs: object) -> object:
+        seen.append(note(tensors))
+        return foreach_norm(tensors, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "_foreach_norm", noted)
+    return seen
+
+
 def test_norms_and_relative_changes_match_one_op_per_tensor(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shared foreach helpers give each tensor's own norm, also for float16 (computed in float32, past
     float16's range) and float64 (not foreach-able in float32: one op each)."""
     from trainwell.doctor.checks._grads import change_norms, norms, relative_changes
 
-    foreach_calls: list[int] = []
-    foreach_norm = torch._foreach_norm
-
-    def counted(tensors: list[torch.Tensor], *args: object, **kwargs: object) -> object:
-        foreach_calls.append(len(tensors))
-        return foreach_norm(tensors, *args, **kwargs)
-
-    monkeypatch.setattr(torch, "_foreach_norm", counted)
+    foreach_calls = _foreach_norm_calls(monkeypatch, len)
     torch.manual_seed(0)
     ts = [torch.randn(40, 30), torch.full((100,), 3000.0, dtype=torch.float16), torch.randn(7, dtype=torch.float64),
           torch.randn(5).to(torch.bfloat16)]
@@ -435,14 +442,7 @@ def test_a_steps_gradient_norms_are_worked_out_once_for_every_check_that_reads_t
     params = [nn.Parameter(torch.randn(6, 4)), nn.Parameter(torch.randn(4)), nn.Parameter(torch.randn(3, 3))]
     params[0].grad, params[1].grad = torch.randn(6, 4), torch.randn(4)
     opt = torch.optim.SGD(params, lr=0.1)
-    calls: list[int] = []
-    foreach_norm = torch._foreach_norm
-
-    def counted(tensors: list[torch.Tensor], *args: object, **kwargs: object) -> object:
-        calls.append(len(tensors))
-        return foreach_norm(tensors, *args, **kwargs)
-
-    monkeypatch.setattr(torch, "_foreach_norm", counted)
+    calls = _foreach_norm_calls(monkeypatch, len)
     ev = StepEvent(opt, None)
     found = step_grad_norms(ev)
     assert step_grad_norms(ev) is found and calls == [2]
@@ -452,13 +452,7 @@ def test_a_steps_gradient_norms_are_worked_out_once_for_every_check_that_reads_t
     with Session(checks=["exploding-gradients", "vanishing-gradients", "lr-too-low"]) as session:
         model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 3))
         sgd = torch.optim.SGD(model.parameters(), lr=0.01)
-        read: list[set[int]] = []  # the storage of the tensors in each foreach call
-
-        def storage(tensors: list[torch.Tensor], *args: object, **kwargs: object) -> object:
-            read.append({t.data_ptr() for t in tensors})
-            return foreach_norm(tensors, *args, **kwargs)
-
-        monkeypatch.setattr(torch, "_foreach_norm", storage)
+        read = _foreach_norm_calls(monkeypatch, lambda ts: {t.data_ptr() for t in ts})  # the tensors' storage
         for _ in range(3):  # sampled steps, all of them
             sgd.zero_grad()
             nn.functional.cross_entropy(model(torch.randn(32, 8)), torch.randint(0, 3, (32,))).backward()
