@@ -1,18 +1,19 @@
 """The doctor's cost in ``fit`` with this checkout against another one, on the same machine in the same run.
 
 A machine's speed drifts from day to day (and a shared one's from minute to minute), so a ratio measured today is
-not comparable with one from another day. This runs, in turn, ``fit(doctor=False)`` and ``fit(doctor=True)`` with
-the other checkout's code and ``fit(doctor=True)`` with this one's, each in a fresh process (a one-epoch warm-up,
-then the 3,072 steps of the 1 ms MLP of ``doctor_overhead.py``, CPU time per step), and prints the median ratios:
-each doctor over the plain run, and this checkout's doctor over the other's.
+not comparable with one from another day. This runs ``fit(doctor=False)`` and ``fit(doctor=True)`` with the other
+checkout's code and ``fit(doctor=True)`` with this one's, each in a fresh process, in every order in turn (a
+one-epoch warm-up, then the 3,072 steps of the 1 ms MLP of ``doctor_overhead.py``, CPU time per step), and prints
+the median ratios: each doctor over the plain run, and this checkout's doctor over the other's.
 
     git worktree add /tmp/before <commit>
-    python benchmarks/doctor_ab.py /tmp/before [--rounds 15]
+    python benchmarks/doctor_ab.py /tmp/before [--rounds 12]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -49,7 +50,7 @@ def one_fit(tree: Path, doctor: bool) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("other", type=Path, help="another checkout (a folder holding src/ and benchmarks/)")
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=12, help="a multiple of 6 gives every order equally often")
     args = parser.parse_args()
     other, this = args.other.resolve(), HERE.parent
     if not (other / "src" / "trainwell").is_dir() or not (other / "benchmarks" / "doctor_overhead.py").is_file():
@@ -57,8 +58,11 @@ def main() -> int:
                          "make one with git worktree add FOLDER COMMIT")
     runs: dict[str, list[float]] = {"plain": [], "other": [], "this": []}
     sides = [("plain", other, False), ("other", other, True), ("this", this, True)]
+    # Every order of the three in turn: each side runs first, second and third equally often (a side always run
+    # second came out several points slower here, whatever its code), and drift hits all of them alike.
+    orders = list(itertools.permutations(sides))
     for i in range(args.rounds):
-        for name, tree, doctor in (sides if i % 2 == 0 else sides[::-1]):  # alternating order: drift hits all
+        for name, tree, doctor in orders[i % len(orders)]:
             runs[name].append(one_fit(tree, doctor))
         print(f"  round {i + 1}: " + ", ".join(f"{k} {1e3 * v[-1]:.3f}" for k, v in runs.items()) + " ms a step (CPU)",
               flush=True)
