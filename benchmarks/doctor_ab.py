@@ -19,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,9 +38,12 @@ print(json.dumps((time.process_time() - started) / len(result.steps)))
 """
 
 
-def one_fit(tree: Path, doctor: bool) -> float:
-    """CPU seconds per step of one ``fit`` with ``tree``'s code, in a fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+def one_fit(tree: Path, doctor: bool, cache: str) -> float:
+    """CPU seconds per step of one ``fit`` with ``tree``'s code, in a fresh process that reads compiled bytecode
+    from ``cache`` (both checkouts alike: a machine that sets PYTHONDONTWRITEBYTECODE would otherwise compile
+    every module a run imports, in every process, and a checkout with stale caches more than the other)."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "PYTHONPYCACHEPREFIX": cache}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run([sys.executable, "-c", CHILD, "1" if doctor else "0"], cwd=tree, env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -58,14 +62,17 @@ def main() -> int:
                          "make one with git worktree add FOLDER COMMIT")
     runs: dict[str, list[float]] = {"plain": [], "other": [], "this": []}
     sides = [("plain", other, False), ("other", other, True), ("this", this, True)]
-    # Every order of the three in turn: each side runs first, second and third equally often (a side always run
-    # second came out several points slower here, whatever its code), and drift hits all of them alike.
+    # Every order of the three in turn: each side runs first, second and third equally often, and drift hits all
+    # of them alike.
     orders = list(itertools.permutations(sides))
-    for i in range(args.rounds):
-        for name, tree, doctor in orders[i % len(orders)]:
-            runs[name].append(one_fit(tree, doctor))
-        print(f"  round {i + 1}: " + ", ".join(f"{k} {1e3 * v[-1]:.3f}" for k, v in runs.items()) + " ms a step (CPU)",
-              flush=True)
+    with tempfile.TemporaryDirectory(prefix="tw-ab-pycache-") as cache:
+        for _, tree, doctor in sides:  # warm-up: fills the bytecode cache (and the OS's file cache)
+            one_fit(tree, doctor, cache)
+        for i in range(args.rounds):
+            for name, tree, doctor in orders[i % len(orders)]:
+                runs[name].append(one_fit(tree, doctor, cache))
+            print(f"  round {i + 1}: " + ", ".join(f"{k} {1e3 * v[-1]:.3f}" for k, v in runs.items())
+                  + " ms a step (CPU)", flush=True)
     median = statistics.median
     for name in ("other", "this"):
         print(f"{name}: doctor on / off, median ratio {median(a / b for a, b in zip(runs[name], runs['plain'])):.3f}")
