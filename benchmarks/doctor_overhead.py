@@ -18,8 +18,8 @@ least disturbed one). Target (issue 26): both medians <= 1.05.
 
 ``--kinds`` gives ``fit``'s extra CPU time per kind of step (sampled, the step after one, between windows) from
 interleaved runs, step by step. ``--calls`` adds, for ``fit``, the Python function calls per optimizer step with
-the doctor off and on (``sys.setprofile``): exact, whatever the load. ``--opcodes`` counts bytecode instructions per step the same
-way (``sys.settrace``, slow) and names the functions that add most. ``--samples`` gives the share of a
+the doctor off and on (``sys.setprofile``): exact, whatever the load. ``--opcodes`` counts bytecode instructions
+per step the same way (``sys.settrace``, slow) and names the functions that add most. ``--samples`` gives the share of a
 ``fit(doctor=True)``'s time spent in the doctor's own code, from a sampling profiler (``pip install py-spy``).
 
     python benchmarks/doctor_overhead.py [--repeats 5] [--only mlp_1ms] [--part script fit] [--calls] [--opcodes]
@@ -337,7 +337,8 @@ def fit_kinds(workload: str, repeats: int) -> dict[str, float]:
 
     import torch
 
-    from trainwell.doctor.session import Session
+    from doctor_hotpath import _kind as kind  # (this folder's: the kinds of step the script loop is measured by)
+
     from trainwell.engine.callbacks import Callback
 
     torch.set_num_threads(1)
@@ -363,13 +364,6 @@ def fit_kinds(workload: str, repeats: int) -> dict[str, float]:
         # [k]: step k + 1 (counted from 0); then the set-up to the end of step 0, and what follows the last step
         return [b - a for a, b in zip(clock.marks, clock.marks[1:])] + [clock.marks[0] - started,
                                                                          ended - clock.marks[-1]]
-
-    def kind(step: int) -> str:
-        if Session.sampled_at(step):
-            return "sampled"
-        if step and Session.sampled_at(step - 1):
-            return "after"
-        return "between (first 250)" if step < 250 else "between"
 
     steps(True)  # warm-up
     runs: dict[bool, list[list[float]]] = {False: [], True: []}

@@ -281,28 +281,29 @@ def worker(args: argparse.Namespace, train: Callable[[argparse.Namespace], int])
 
 
 def _record(error: BaseException) -> bool:
-    """Write ``error`` to torchrun's error file for this worker, in the layout of torch's own error handler; False
-    when there is none (not under torchrun). Called while ``error`` is being handled (its traceback is recorded).
+    """Write ``error`` to torchrun's error file for this worker with torch's own error handler; False when there is
+    none (not under torchrun). Called while ``error`` is being handled (its traceback is recorded).
 
-    The file appears whole or not at all (written beside it, then renamed): once another worker has failed, the
-    agent stops this one with SIGTERM and reads its error file if there is one, and torch's handler, which opens
-    the file itself and then writes, could be stopped in between and leave it empty, which the agent cannot parse
-    (its JSONDecodeError then ended the launcher instead of the worker's failure)."""
-    import json
-    import time
-    import traceback
+    The file appears whole or not at all: torch's handler writes it beside its place, then it is renamed. Once
+    another worker has failed, the agent stops this one with SIGTERM and reads its error file if there is one; a
+    file opened but not yet written would be empty, which the agent cannot parse (its JSONDecodeError then ended
+    the launcher instead of the worker's failure)."""
+    from torch.distributed.elastic.multiprocessing.errors import ErrorHandler
 
     path = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if not path:
         return False
-    data = {"message": {"message": f"{type(error).__name__}: {error}",
-                        "extraInfo": {"py_callstack": traceback.format_exc(), "timestamp": str(int(time.time()))}}}
+
+    class Beside(ErrorHandler):  # (torch's documented way to change where its handler writes: a subclass)
+        def _get_error_file_path(self) -> str:
+            return partial
+
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     handle, partial = tempfile.mkstemp(dir=folder, prefix=".error-", suffix=".json")
+    os.close(handle)
     try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(data, out)
+        Beside().record_exception(error)
         os.replace(partial, path)
     finally:
         if os.path.exists(partial):

@@ -319,7 +319,8 @@ class Session:
     def next_sampled(s: int) -> int:
         """The first step after ``s`` that ``sampled_at`` samples."""
         every = _sampling_every(s + 1)
-        return -(-(s + 1) // every) * every  # (10, 100, 250, 500 and 1,000, where the spacing changes, are sampled either way)
+        # (10, 100, 250, 500 and 1,000, where the spacing changes, are sampled either way)
+        return -(-(s + 1) // every) * every
 
     @property
     def in_window(self) -> bool:
