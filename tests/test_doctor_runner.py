@@ -95,8 +95,9 @@ def test_fit_with_doctor_reports_the_same_checks() -> None:
 
 
 def test_fit_reports_its_model_calls_without_hooks_and_the_doctor_still_sees_each_one() -> None:
-    """In fit, the trainer hands the doctor each call of the model (Trainer.call_watch) instead of the doctor
-    hooking the model: no hook of the doctor's is on the model, and training batches fed on steps that are not
+    """In fit, the trainer hands the doctor each call of the model (Trainer.call_watch, or step_watch between
+    windows) instead of the doctor hooking the model: no hook of the doctor's is on the model, and training batches
+    fed on steps that are not
     sampled (steps 41-49: sampled are the first ten, then one in ten) still count: a validation set copied from
     exactly those batches is found as split-leakage."""
     import trainwell
@@ -112,7 +113,9 @@ def test_fit_reports_its_model_calls_without_hooks_and_the_doctor_still_sees_eac
     class Look(Callback):
         def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
             model = trainer.model
-            seen.append((len(model._forward_hooks) + len(model._forward_pre_hooks), trainer.call_watch is not None))
+            # (between windows the loop reports whole micro-batches instead: tests/test_doctor_loop_reports.py)
+            watched = trainer.call_watch is not None or trainer.step_watch is not None
+            seen.append((len(model._forward_hooks) + len(model._forward_pre_hooks), watched))
 
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
     loader = DataLoader(TensorDataset(x, y), batch_size=16)  # in order: step k trains on rows 16k..16k+15

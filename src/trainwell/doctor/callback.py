@@ -44,6 +44,7 @@ class DoctorCallback(Callback):
 
     def on_fit_start(self, trainer: Trainer) -> None:
         from rich.console import Console
+        from torch.utils.data import DataLoader
 
         from trainwell.doctor.in_trainwell import adapt, caller_lines, loop_from
         from trainwell.doctor.render import live_printer, print_internal_error
@@ -68,7 +69,16 @@ class DoctorCallback(Callback):
         self.session.before_sampled_step = lambda optimizer: self._grad_norms(trainer)
         self.session.install()
         # trainwell's loop reports its own model calls: cheaper than hooks on the model (see Trainer.call_watch).
-        trainer.call_watch = self.session.reported_by_caller(trainer.forward_model, trainer.eval_model)
+        reported = trainer.call_watch = self.session.reported_by_caller(trainer.forward_model, trainer.eval_model)
+        loader = trainer.train_loader
+        if isinstance(loader, DataLoader):  # (each batch one next() of it: what the session's wrapper would count)
+            session = self.session
+
+            def switch(on: bool) -> None:  # between windows the loop reports its micro-batches (Trainer.step_watch)
+                trainer.call_watch = None if on else reported
+                trainer.step_watch = session.loop_step if on else None
+
+            session.loop_reports(switch, loader.dataset)
 
     def _continue_from(self, session: Session, step: int) -> None:
         """A resumed run keeps what the doctor saw before: the findings of the earlier doctor.json (each
@@ -117,12 +127,12 @@ class DoctorCallback(Callback):
         self._write()  # a run killed later keeps what was seen so far
 
     def on_fit_end(self, trainer: Trainer) -> None:
-        trainer.call_watch = None
         self._finish(None)
+        trainer.call_watch = trainer.step_watch = None
 
     def on_exception(self, trainer: Trainer, error: BaseException) -> None:
-        trainer.call_watch = None
         self._finish(error)
+        trainer.call_watch = trainer.step_watch = None
 
     def summary_entries(self, trainer: Trainer) -> dict[str, Any]:
         from trainwell.doctor.folding import symptom_ids

@@ -242,6 +242,12 @@ class Session:
         # whose event still has an every-step handler (``_set_window``). event -> [(owner, name, original, wrapper)]
         self._window = True
         self._switched: dict[str, list[tuple[Any, str, Any, Any]]] = {}
+        # trainwell's loop (``loop_reports``): the switch that turns its step reports on and off, the id of the dataset
+        # its training batches come from, whether it reports now, and the wrappers its reports stand in for.
+        self._loop: Callable[[bool], None] | None = None
+        self._loop_dataset = 0
+        self._by_loop = False
+        self._loop_patches: list[tuple[Any, str, Any, Any]] = []
         self._step_pre_hook: Any = None  # the handle of the optimizer step pre-hook while it is on
         # id of the optimizer whose steps between windows only count (nothing acts on them, it is the one that
         # stepped before, and it is no new optimizer's first step), else 0. Set by the step post-hook between
@@ -413,6 +419,8 @@ class Session:
                 table[method] = [*table[method], (check, handler)]
             elif not (on or marked) and present:
                 table[method] = [(c, h) for c, h in table[method] if c is not check]
+        if self._installed and self._loop is not None:
+            self._set_window(self._window)  # (a handler that needs backward() or a batch as it comes: no reports)
 
     def evaluating(self, on: bool) -> None:
         """Trainwell's loop begins (``on``) or ends an evaluation pass. Its training steps make no call with
@@ -520,7 +528,7 @@ class Session:
         self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
             self._patch(F, name, self._wrap_loss(name, getattr(F, name)), switched="on_loss")
-        self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward))
+        self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward), by_loop=True)
         from torch.jit import _recursive as jit_recursive
 
         # torch.jit.script(model) compiles a model's forward hooks: the doctor's come off the model first.
@@ -535,7 +543,7 @@ class Session:
                         switched="on_zero_grad")
             self._patch(nn.Module, "zero_grad", self._wrap_zero_grad(nn.Module.zero_grad), switched="on_zero_grad")
         it = dataloader_module._BaseDataLoaderIter
-        self._patch(it, "__next__", self._wrap_next(it.__next__))
+        self._patch(it, "__next__", self._wrap_next(it.__next__), by_loop=True)
         self._patch(torch, "compile", self._wrap_compile(torch.compile))
         self._patch(torch.export, "export", self._without_global_hooks(torch.export.export))
         # A new optimizer: its first step is seen with the pre-hook on (when a handler acts on first steps), and it
@@ -631,6 +639,38 @@ class Session:
             self._caller_reports[id(module)] = weakref.ref(module)
         return self._reported_call
 
+    def loop_reports(self, switch: Callable[[bool], None], dataset: Any) -> None:
+        """For a training loop that can report each training micro-batch itself (trainwell's, whose batches come
+        from a DataLoader of ``dataset``): between windows, outside evaluation, the session takes its wrappers of
+        ``Tensor.backward`` and the DataLoader's ``next`` out, and the loop calls ``loop_step`` after each
+        micro-batch's backward() instead: one call in place of three wrappers, on the steps that are most of a run.
+        ``switch(on)`` turns the loop's reports on (and its ``reported_by_caller`` calls off) or back."""
+        self._loop, self._loop_dataset = switch, id(dataset)
+        if self._installed:
+            self._set_window(self._window)
+
+    def loop_step(self, module: nn.Module, args: tuple[Any, ...], output: Any, loss: torch.Tensor,
+                  fetched: int) -> None:
+        """A training micro-batch of the loop that reports (``loop_reports``), told after its backward(): what the
+        DataLoader's ``next`` (``fetched`` batches, for the first micro-batch of a step), the model call and
+        ``backward()`` would each have recorded, in that order."""
+        if self.quiet.active:
+            return
+        try:
+            if fetched:
+                self.batches += fetched
+                self.batch_dataset = self._loop_dataset
+            self._top_call(module, args, output, 2)
+            calls = self.calls_since_backward
+            self.calls_since_backward = 0
+            self.backward_count += 1
+            if loss.numel() == 1 and loss.is_floating_point():
+                self._note_loss(loss)
+            if calls != 1 or self._active["on_backward"]:
+                self._backward_done(loss, calls, _getframe(1))
+        except Exception as e:  # noqa: BLE001 - the loop must never fail for the doctor
+            self._hook_failed("loop_step", e)
+
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
             known = self._caller_reports.get(id(module))
@@ -685,20 +725,31 @@ class Session:
             except BaseException as e:  # noqa: BLE001 - the rest must still be undone
                 failures.append(e)
         self._installed = False
+        if self._by_loop:
+            self._by_loop = False
+            try:
+                self._loop(False)  # type: ignore[misc]
+            except Exception as e:  # noqa: BLE001 - what is undone stays undone
+                failures.append(e)
         self._stack.clear()
         self._switched.clear()
+        self._loop_patches.clear()
         self._window = True
         if failures:
             raise failures[0]
 
-    def _patch(self, owner: Any, name: str, replacement: Any, switched: str | None = None) -> None:
+    def _patch(self, owner: Any, name: str, replacement: Any, switched: str | None = None,
+               by_loop: bool = False) -> None:
         """Put ``replacement`` in place of ``owner.name`` until ``uninstall``. ``switched``: the event it gives,
-        for a wrapper that between windows is in place only while that event has an every-step handler."""
+        for a wrapper that between windows is in place only while that event has an every-step handler; ``by_loop``:
+        a wrapper that a reporting loop's ``loop_step`` stands in for (``loop_reports``)."""
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
         setattr(owner, name, replacement)
         self._undo.append(lambda: setattr(owner, name, original))
         if switched is not None:
             self._switched.setdefault(switched, []).append((owner, name, original, replacement))
+        if by_loop:
+            self._loop_patches.append((owner, name, original, replacement))
 
     def _set_window(self, open_: bool) -> None:
         """Open or close a window (a sampled step and the step after it). While one is open, or once the hooks are
@@ -722,6 +773,23 @@ class Session:
         pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"]
                                                   or (self._first_step["on_step_pre"] and self._fresh))
         self._step_pre_hook_on(pre)
+        # The loop reports its micro-batches while nothing needs a training batch's backward() before it runs, or
+        # the batch itself, as it comes (``loop_step`` tells both after the fact).
+        by_loop = self._loop is not None and not (open_ or self._hooks_pinned or self._evaluating
+                                                  or self._every_step["on_backward_pre"]
+                                                  or self._every_step["on_batch"] or self._first_batch)
+        if by_loop != self._by_loop:
+            self._loop_on(by_loop)
+
+    def _loop_on(self, on: bool) -> None:
+        """Turn the loop's reports on (the backward() and DataLoader wrappers out) or off (back in)."""
+        for owner, name, original, wrapper in self._loop_patches:
+            now = owner.__dict__.get(name)
+            if now is (wrapper if on else original):  # (one put there since by someone else is left alone)
+                setattr(owner, name, original if on else wrapper)
+        self._by_loop = on
+        if self._loop is not None:
+            self._loop(on)
 
     def _step_pre_hook_on(self, on: bool) -> None:
         """Register the optimizer step pre-hook, or remove it (each at most once)."""
@@ -1006,14 +1074,7 @@ class Session:
             result = fn(tensor, *args, **kwargs)
             session.backward_count += 1
             if tensor.numel() == 1 and tensor.is_floating_point():
-                if tensor.is_cpu:  # read now: no device to wait for
-                    if session._pending_losses:
-                        session._losses += read_back(session._pending_losses)
-                        session._pending_losses = []
-                    session._losses.append(tensor.item())
-                else:
-                    session._keep_loss(tensor)
-                session.loss_steps.append(session.step)
+                session._note_loss(tensor)
             # (The table read again: an optimizer may step inside backward(), from a gradient hook.)
             if calls != 1 or session._active["on_backward"]:
                 session._backward_done(tensor, calls, _getframe(1))
@@ -1021,6 +1082,17 @@ class Session:
 
         backward.__doc__ = fn.__doc__
         return skipped(backward)
+
+    def _note_loss(self, tensor: torch.Tensor) -> None:
+        """A scalar floating-point loss (given to ``backward()``) for ``losses``, at the step now."""
+        if tensor.is_cpu:  # read now: no device to wait for
+            if self._pending_losses:
+                self._losses += read_back(self._pending_losses)
+                self._pending_losses = []
+            self._losses.append(tensor.item())
+        else:
+            self._keep_loss(tensor)
+        self.loss_steps.append(self.step)
 
     def _keep_loss(self, tensor: torch.Tensor) -> None:
         """Keep a scalar loss on a device for ``losses``, read back later with the others. A copy, not the tensor:

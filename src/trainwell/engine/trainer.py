@@ -197,6 +197,10 @@ class Trainer:
         # after each call of forward_model / eval_model. Cheaper than a forward hook, which sends each call of the
         # hooked module through torch's slower path.
         self.call_watch: Callable[[nn.Module, tuple[Any, ...], Any], None] | None = None
+        # Set by the doctor between its windows, in place of call_watch for training: called as
+        # watch(module, args, output, loss, fetched) after each training micro-batch's backward() (fetched: the
+        # batches taken from the loader for this step, on its first micro-batch; 0 on the others).
+        self.step_watch: Callable[[nn.Module, tuple[Any, ...], Any, torch.Tensor, int], None] | None = None
 
     # ------------------------------------------------------------------ public
 
@@ -450,6 +454,9 @@ class Trainer:
                     loss, parts = split_loss(self.loss_fn(out, y))
                 share = None if shares is None else shares[i]
                 self.precision.backward(loss, share if share is None or factor == 1 else share * factor)
+            if self.step_watch is not None:
+                self.step_watch(self.forward_model, x if isinstance(x, tuple) else (x,), out, loss,
+                                len(group) if i == 0 else 0)
             loss, parts = loss.detach(), {k: v.detach() for k, v in parts.items()}
             hits = hit_rates(out, y, self._head_names) if self._train_hits else {}
             if share is not None:  # the step's loss: its micro-batches' mean losses weighted by their shares
