@@ -11,6 +11,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset, dataloader
 
 import trainwell
+from trainwell.doctor.callback import DoctorCallback
 from trainwell.doctor.session import Session
 from trainwell.engine.callbacks import Callback
 
@@ -23,8 +24,7 @@ class _Look(Callback):
         self.session: Session | None = None
 
     def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
-        session = next(c for c in trainer.callbacks if type(c).__name__ == "DoctorCallback").session
-        self.session = session
+        self.session = next(c for c in trainer.callbacks if isinstance(c, DoctorCallback)).session
         wrapped = torch.Tensor.backward is not _BACKWARD
         self.seen.append((trainer.state.step, wrapped, trainer.step_watch is not None, trainer.call_watch is not None))
 

@@ -97,9 +97,8 @@ def test_fit_with_doctor_reports_the_same_checks() -> None:
 def test_fit_reports_its_model_calls_without_hooks_and_the_doctor_still_sees_each_one() -> None:
     """In fit, the trainer hands the doctor each call of the model (Trainer.call_watch, or step_watch between
     windows) instead of the doctor hooking the model: no hook of the doctor's is on the model, and training batches
-    fed on steps that are not
-    sampled (steps 41-49: sampled are the first ten, then one in ten) still count: a validation set copied from
-    exactly those batches is found as split-leakage."""
+    fed on steps that are not sampled (steps 41-49: sampled are the first ten, then one in ten) still count: a
+    validation set copied from exactly those batches is found as split-leakage."""
     import trainwell
     from torch.utils.data import DataLoader, TensorDataset
 

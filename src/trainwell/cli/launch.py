@@ -294,14 +294,15 @@ def _record(error: BaseException) -> bool:
     if not path:
         return False
 
-    class Beside(ErrorHandler):  # (torch's documented way to change where its handler writes: a subclass)
-        def _get_error_file_path(self) -> str:
-            return partial
-
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     handle, partial = tempfile.mkstemp(dir=folder, prefix=".error-", suffix=".json")
     os.close(handle)
+
+    class Beside(ErrorHandler):  # torch's handler, with only the file it writes changed (its one method for that)
+        def _get_error_file_path(self) -> str:
+            return partial
+
     try:
         Beside().record_exception(error)
         os.replace(partial, path)

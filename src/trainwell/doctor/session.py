@@ -419,8 +419,8 @@ class Session:
                 table[method] = [*table[method], (check, handler)]
             elif not (on or marked) and present:
                 table[method] = [(c, h) for c, h in table[method] if c is not check]
-        if self._installed and self._loop is not None:
-            self._set_window(self._window)  # (a handler that needs backward() or a batch as it comes: no reports)
+        if self._installed:  # what stays installed between windows follows the tables (``_set_window``)
+            self._set_window(self._window)
 
     def evaluating(self, on: bool) -> None:
         """Trainwell's loop begins (``on``) or ends an evaluation pass. Its training steps make no call with
