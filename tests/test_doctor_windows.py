@@ -333,6 +333,28 @@ def test_in_trainwells_loop_evaluation_wrappers_are_in_place_only_while_it_evalu
     assert F.cross_entropy is original
 
 
+def test_between_windows_a_loss_function_only_evaluation_needs_is_its_lean_form() -> None:
+    """Where only calls with gradients off have a loss handler between windows, the loss function in place is the
+    watched one's evaluation-only form, which returns from a training call before anything else; in windows, and
+    once a handler acts on every step, the full one is back."""
+    original = F.cross_entropy
+    session = Session(checks=["overfitting", "softmax-before-cross-entropy"])
+    forms: dict[int, Any] = {}
+    with session:
+        full = F.cross_entropy
+        _steps(session, 35, lambda step: forms.__setitem__(step, F.cross_entropy))
+        lean = F.cross_entropy
+        assert not session.in_window and lean not in (original, full)
+        assert lean.__wrapped__ is original and lean.__name__ == "cross_entropy"
+        session.every_call(session.checks[1], "on_loss")  # a handler on every step: the full wrapper
+        assert F.cross_entropy is full
+        session.every_call(session.checks[1], "on_loss", on=False)
+        assert F.cross_entropy is lean
+    assert F.cross_entropy is original
+    for step, form in forms.items():
+        assert form is (full if _in_window(step) else lean), step
+
+
 def test_steps_of_two_optimizers_taking_turns_are_all_counted_between_windows() -> None:
     """A step post-hook that only counts the steps of the optimizer that stepped before (``_coasting``) still
     counts every step, and tells the optimizers apart, when two of them take turns (a GAN's two players)."""

@@ -6,16 +6,19 @@ Command modules import torch only inside ``run``, so ``trainwell --help`` stays 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from trainwell import __version__
-from trainwell.cli import checks, doctor, env, listing, predict, summary, train
-from trainwell.cli import card, diff, embed, export, lr_find, report, runs, verify
 
-COMMANDS = (train, doctor, checks, env, summary, predict, export, embed, verify, listing, runs, diff, card, report,
-            lr_find)
+# The command modules, in the order ``trainwell --help`` lists them, and the commands each adds. A command line
+# that names a command builds that command's parser alone (``trainwell doctor run`` does not import the others).
+COMMANDS = {"train": ("train",), "doctor": ("doctor",), "checks": ("checks",), "env": ("env",),
+            "summary": ("summary",), "predict": ("predict",), "export": ("export",), "embed": ("embed",),
+            "verify": ("verify",), "listing": ("models", "datasets"), "runs": ("runs",), "diff": ("diff",),
+            "card": ("card",), "report": ("report",), "lr_find": ("lr-find",)}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +34,8 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(action, f"{e.message}.{hint}" if hint else e.message) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with every command, or only ``command``'s when it names one."""
     parser = _Parser(
         prog="trainwell",
         description="Train PyTorch models the way experienced practitioners do.",
@@ -39,13 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"trainwell {__version__}")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMANDS:
-        module.add_parser(sub)
+    named = [m for m, commands in COMMANDS.items() if command in commands]
+    for name in named or COMMANDS:
+        importlib.import_module(f"trainwell.cli.{name}").add_parser(sub)
     return parser
 
 
+def _command(argv: Sequence[str]) -> str | None:
+    """The command the command line names: its first word that is not an option (the top-level options take
+    no values)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

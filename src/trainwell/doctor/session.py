@@ -239,9 +239,10 @@ class Session:
         # _active_off the one for calls with gradients off.
         self._active = self._active_off = self._handlers
         # A window (a sampled step and the step after it) has every wrapper in place; between windows only those
-        # whose event still has an every-step handler (``_set_window``). event -> [(owner, name, original, wrapper)]
+        # whose event still has an every-step handler, or, where only evaluation calls have one, the wrapper's
+        # evaluation-only form (``_set_window``). event -> [(owner, name, original, wrapper, evaluation-only form)]
         self._window = True
-        self._switched: dict[str, list[tuple[Any, str, Any, Any]]] = {}
+        self._switched: dict[str, list[tuple[Any, str, Any, Any, Any]]] = {}
         # trainwell's loop (``loop_reports``): the switch that turns its step reports on and off, the id of the dataset
         # its training batches come from, whether it reports now, and the wrappers its reports stand in for.
         self._loop: Callable[[bool], None] | None = None
@@ -527,7 +528,9 @@ class Session:
         self._step_pre_hook_on(True)
         self._undo.append(optimizer_hooks.register_optimizer_step_post_hook(self._step_post).remove)
         for name in LOSS_FUNCTIONS:
-            self._patch(F, name, self._wrap_loss(name, getattr(F, name)), switched="on_loss")
+            fn = getattr(F, name)
+            self._patch(F, name, self._wrap_loss(name, fn), switched="on_loss",
+                        evaluation_only=self._wrap_loss(name, fn, evaluation_only=True))
         self._patch(torch.Tensor, "backward", self._wrap_backward(torch.Tensor.backward), by_loop=True)
         from torch.jit import _recursive as jit_recursive
 
@@ -739,15 +742,18 @@ class Session:
             raise failures[0]
 
     def _patch(self, owner: Any, name: str, replacement: Any, switched: str | None = None,
-               by_loop: bool = False) -> None:
+               by_loop: bool = False, evaluation_only: Any = None) -> None:
         """Put ``replacement`` in place of ``owner.name`` until ``uninstall``. ``switched``: the event it gives,
-        for a wrapper that between windows is in place only while that event has an every-step handler; ``by_loop``:
-        a wrapper that a reporting loop's ``loop_step`` stands in for (``loop_reports``)."""
+        for a wrapper that between windows is in place only while that event has an every-step handler (or, while
+        only calls with gradients off have one, ``evaluation_only``: a form of it that returns at once from a call
+        with gradients on); ``by_loop``: a wrapper that a reporting loop's ``loop_step`` stands in for
+        (``loop_reports``)."""
         original = owner.__dict__[name] if name in owner.__dict__ else getattr(owner, name)
         setattr(owner, name, replacement)
         self._undo.append(lambda: setattr(owner, name, original))
         if switched is not None:
-            self._switched.setdefault(switched, []).append((owner, name, original, replacement))
+            self._switched.setdefault(switched, []).append(
+                (owner, name, original, replacement, replacement if evaluation_only is None else evaluation_only))
         if by_loop:
             self._loop_patches.append((owner, name, original, replacement))
 
@@ -764,12 +770,14 @@ class Session:
         # (``evaluating``), the wrappers for them are in place only then; a script's can come at any time.
         evaluation = self._evaluating or not self.in_trainer
         for event, patches in self._switched.items():
-            on = open_ or self._hooks_pinned or bool(self._every_step[event]
-                                                     or (evaluation and self._every_step_off[event]))
-            for owner, name, original, wrapper in patches:
+            every = open_ or self._hooks_pinned or bool(self._every_step[event])
+            off_only = not every and evaluation and bool(self._every_step_off[event])
+            for owner, name, original, wrapper, lean in patches:
+                wanted = wrapper if every else lean if off_only else original
                 now = owner.__dict__.get(name)
-                if now is (original if on else wrapper):  # (one put there since by someone else is left alone)
-                    setattr(owner, name, wrapper if on else original)
+                # (one put there since by someone else is left alone)
+                if now is not wanted and (now is original or now is wrapper or now is lean):
+                    setattr(owner, name, wanted)
         pre = open_ or self._hooks_pinned or bool(self._every_step["on_step_pre"]
                                                   or (self._first_step["on_step_pre"] and self._fresh))
         self._step_pre_hook_on(pre)
@@ -994,8 +1002,22 @@ class Session:
         """The modules whose forward was running (outermost first): after an error, where it broke."""
         return list(self._stack)
 
-    def _wrap_loss(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def _wrap_loss(self, name: str, fn: Callable[..., Any], evaluation_only: bool = False) -> Callable[..., Any]:
+        """The loss function ``F.name`` watched; ``evaluation_only``: the form in place between windows while only
+        calls with gradients off have a handler, which returns from a training call at once."""
         session = self
+
+        if evaluation_only:
+            def lean_loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
+                out = fn(input, target, *args, **kwargs)
+                if _grad_enabled() or _dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active:
+                    return out
+                if session._active_off["on_loss"]:
+                    session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)),
+                                      grad_off=True)
+                return out
+
+            return stand_in(lean_loss_fn, fn)
 
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
