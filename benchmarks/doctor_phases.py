@@ -36,8 +36,8 @@ from torch.optim import optimizer
 marks = []
 clock = time.process_time
 optimizer.register_optimizer_step_post_hook(lambda *a: marks.append(clock()))
-atexit.register(lambda: open(sys.argv[1], "w").write(json.dumps(marks)))
-script, doctor = sys.argv[2], sys.argv[3] == "1"
+path, script, doctor = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+atexit.register(lambda: open(path, "w").write(json.dumps(marks)))
 sys.argv = sys.argv[2:3]
 if doctor:
     from trainwell.cli import main
