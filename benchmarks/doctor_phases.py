@@ -25,6 +25,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from doctor_hotpath import _kind as kind  # (this folder's: the kinds of step the script loop is measured by)
+
 HERE = Path(__file__).parent
 
 # Run in the child: a step post-hook that keeps the CPU time of each step's end, written out at exit; then the script,
@@ -47,16 +49,6 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
-def kind(step: int) -> str:
-    from trainwell.doctor.session import Session
-
-    if Session.sampled_at(step):
-        return "sampled"
-    if Session.sampled_at(step - 1):
-        return "after"
-    return "between (first 250)" if step < 250 else "between"
-
-
 def phases(total: float, marks: list[float]) -> dict[str, float]:
     """A run's CPU seconds by phase, from the process total and the CPU time at each step's end."""
     out = {"start-up and step 0": marks[0], "end": total - marks[-1]}
@@ -68,6 +60,9 @@ def phases(total: float, marks: list[float]) -> dict[str, float]:
 
 
 def run(cmd: list[str], env: dict[str, str], marks_file: str) -> tuple[float, list[float]]:
+    """(CPU seconds of the child, its marks); the marks file of the run before is removed first, so a child that
+    wrote none fails here instead of lending the earlier run's."""
+    Path(marks_file).unlink(missing_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -1010,11 +1010,9 @@ class Session:
         if evaluation_only:
             def lean_loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
                 out = fn(input, target, *args, **kwargs)
-                if _grad_enabled() or _dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active:
-                    return out
-                if session._active_off["on_loss"]:
-                    session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)),
-                                      grad_off=True)
+                if not (_grad_enabled() or _dynamo_compiling() or _compiler._is_compiling_flag
+                        or session.quiet.active):
+                    session._loss_called(name, input, target, out, kwargs, True)
                 return out
 
             return stand_in(lean_loss_fn, fn)
@@ -1022,13 +1020,15 @@ class Session:
         def loss_fn(input: Any, target: Any, *args: Any, **kwargs: Any) -> Any:
             out = fn(input, target, *args, **kwargs)
             if not (_dynamo_compiling() or _compiler._is_compiling_flag or session.quiet.active):
-                off = not _grad_enabled()
-                if (session._active_off if off else session._active)["on_loss"]:
-                    session._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(1)),
-                                      grad_off=off)
+                session._loss_called(name, input, target, out, kwargs, not _grad_enabled())
             return out
 
         return stand_in(loss_fn, fn)
+
+    def _loss_called(self, name: str, input: Any, target: Any, out: Any, kwargs: dict[str, Any], off: bool) -> None:
+        """A loss function returned (either form of its wrapper): the event, for the handlers that act now."""
+        if (self._active_off if off else self._active)["on_loss"]:
+            self._dispatch("on_loss", LossEvent(name, input, target, out, kwargs, _getframe(2)), grad_off=off)
 
     def _unhooked_first(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """``fn(module, ...)`` once the doctor's own hooks are off ``module`` and its submodules (put back on when
