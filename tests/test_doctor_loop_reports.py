@@ -108,3 +108,72 @@ def test_a_loop_step_that_fails_is_said_and_training_goes_on(monkeypatch: pytest
     assert look.session is not None and len(look.seen) == 20
     assert any("loop_step" in e for e in look.session.internal_errors), look.session.internal_errors
     assert result.history[-1]["train_loss"] > 0
+
+
+class _Idle(Callback):
+    """Notes, after each step between windows, whether the session leaves the loop's calls unrecorded
+    (``Session._fed_skips``) and how many calls it holds."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, bool, int]] = []
+
+    def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
+        session = next(c for c in trainer.callbacks if isinstance(c, DoctorCallback)).session
+        assert session is not None
+        if trainer.step_watch is not None:
+            self.seen.append((trainer.state.step, session._fed_skips is not None, len(session._fed)))
+
+
+def test_once_no_check_needs_them_the_loops_calls_go_unrecorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the training data came round again (split-leakage knows it) with finite losses (nonfinite-input needs
+    no sums), the loop's calls between windows are not kept until the next window: the same losses, counts and
+    findings as the run with the wrappers on every step, holding no batch of those steps."""
+    def run(reports: bool, callbacks: list[Callback]) -> Session:
+        if not reports:
+            monkeypatch.setattr(Session, "loop_reports", lambda self, switch, dataset: None)
+        torch.manual_seed(0)
+        x, y = torch.randn(4096 + 256, 8), torch.randint(0, 3, (4096 + 256,))  # 64 steps an epoch
+        look = _Look()
+        trainwell.fit(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)),
+                      DataLoader(TensorDataset(x[:4096], y[:4096]), batch_size=64, shuffle=True),
+                      TensorDataset(x[4096:], y[4096:]), epochs=5, progress=False, device="cpu", doctor=True,
+                      callbacks=[look, *callbacks])
+        monkeypatch.undo()
+        assert look.session is not None
+        return look.session
+
+    idle = _Idle()
+    mine, theirs = _records(run(True, [idle])), _records(run(False, []))
+    assert mine.pop("fed") == 0 and {k: v for k, v in theirs.items() if k != "fed"} == mine
+    # (the one call held is that of the step after the window, which the model-call reports record)
+    late = [(step, skipping, held) for step, skipping, held in idle.seen if step > 200]
+    assert late and all(skipping and held <= 1 for _, skipping, held in late), late[::8]
+
+
+class _Spoiled(TensorDataset):
+    """A dataset whose row 7 reads as NaN from its ``after``-th read on (a file that goes bad mid-run)."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, after: int) -> None:
+        super().__init__(x, y)
+        self.reads, self.after = 0, after
+
+    def __getitem__(self, i: Any) -> Any:
+        self.reads += 1
+        x, y = super().__getitem__(i)
+        if self.reads > self.after and i == 7:
+            x = torch.full_like(x, float("nan"))
+        return x, y
+
+
+def test_a_nan_batch_after_the_calls_go_unrecorded_is_still_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch whose loss is not finite is recorded even while the loop's calls go unrecorded: a NaN that first
+    comes in the fifth epoch, long after, is nonfinite-input."""
+    torch.manual_seed(0)
+    x, y = torch.randn(4096, 8), torch.randint(0, 3, (4096,))  # 64 steps an epoch
+    data = _Spoiled(x, y, after=4 * 4096)
+    idle = _Idle()
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    result = trainwell.fit(model, DataLoader(data, batch_size=64, shuffle=True), epochs=6, progress=False,
+                           device="cpu", doctor=True, callbacks=[idle])
+    assert any(skipping for step, skipping, _ in idle.seen if step <= 256)  # (the fifth epoch begins after step 256)
+    assert "nonfinite-input" in [f.id for f in result.findings]

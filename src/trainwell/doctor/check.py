@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from trainwell._registry import Registry
 
 if TYPE_CHECKING:
+    from torch import nn
+
     from trainwell.doctor.events import (BackwardEvent, BatchEvent, CallEvent, FedCall, ForwardEvent,
                                          LossEvent, StepEvent, ZeroGradEvent)
     from trainwell.doctor.session import Session
@@ -94,6 +96,14 @@ class Check:
         """Whether ``on_fed`` is to be given the calls recorded since the last hand-over (asked once at each
         hand-over, so an answer may note what it has seen; when no check needs them, they are dropped unread)."""
         return True
+
+    def skips_fed(self, module: nn.Module) -> bool:
+        """After a hand-over that no check needed: whether this check can go without the later calls of ``module``
+        whose loss the session read as a finite scalar, each the only model call before its backward() (a loop
+        that reports its steps, ``Session.loop_step``, then leaves those calls unrecorded, and their batches are
+        not held until the next window). Asked once per model until the next hand-over. False (the default):
+        every call is recorded."""
+        return False
 
     def on_error(self, error: BaseException) -> None: ...  # the watched code raised
 

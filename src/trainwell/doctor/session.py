@@ -231,6 +231,9 @@ class Session:
         self._fed: list[tuple[nn.Module, tuple[Any, ...], int | None, Any]] = []
         self._fed_bytes = 0
         self._fed_at_once = False  # an input was changed in place after its call: from now on hand over each call
+        # After a hand-over no check needed: id(model) -> (weak reference, whether every reader can go without its
+        # calls that a finite loss vouches for, ``Check.skips_fed``); None: every call is recorded.
+        self._fed_skips: dict[int, tuple[Any, bool]] | None = None
         # The DataLoader iterator of the latest batch and its dataset's id for ``batch_dataset`` (weak reference, id).
         self._iterator: tuple[Any, int] = (_nothing, 0)
         self._relaxed: set[tuple[int, str]] = set()  # (id(check), handler) taken off the every-step table
@@ -404,6 +407,7 @@ class Session:
                 if m == "on_fed":  # (handed over between windows only: it has no other table)
                     self._handlers[m] = [(c, h) for c, h in self._handlers[m] if c is not check]
                     self._fed_readers = self._handlers[m]
+                    self._fed_skips = None  # (asked again of the readers left)
 
     def every_call(self, check: Check, method: str, on: bool = True) -> None:
         """For a while, call ``check``'s handler ``method`` on every step, whatever its marks say (a check that saw
@@ -471,6 +475,7 @@ class Session:
             for name, hs in table.items():
                 table[name] = [(c, h) for c, h in hs if c is not check]
         self._fed_readers = self._handlers["on_fed"]
+        self._fed_skips = None
         self._first_batch = [(c, h) for c, h in self._first_batch if c is not check]
 
     def _tables(self) -> tuple[dict[str, list[tuple[Check, Callable[..., None]]]], ...]:
@@ -663,16 +668,57 @@ class Session:
             if fetched:
                 self.batches += fetched
                 self.batch_dataset = self._loop_dataset
-            self._top_call(module, args, output, 2)
+            value = None
+            scalar = loss.numel() == 1 and loss.is_floating_point()
+            if scalar and loss.is_cpu:
+                value = loss.item()
+            skips = self._fed_skips
+            # A call that no reader of recorded calls needs (``Check.skips_fed``) is not recorded: its loss is a
+            # finite scalar read here, and it is the only model call before this backward().
+            record = not (skips is not None and value is not None and value - value == 0
+                          and not self.calls_since_backward and self._skips_fed(module, skips))
+            if not record:
+                active = self._active
+                known = self._has_params.get(id(module))
+                if (not active["on_forward"] and not active["on_backward"] and known is not None and known[1]
+                        and known[0]() is module and _grad_enabled()):
+                    # The usual step of the run: no handler acts on it, nothing is recorded. What ``_top_call``,
+                    # ``_note_loss`` and ``_backward_done`` would keep of it, here.
+                    self._note_call(args[0] if args else None, output)
+                    self.backward_count += 1
+                    if self._pending_losses:
+                        self._losses += read_back(self._pending_losses)
+                        self._pending_losses = []
+                    self._losses.append(value)
+                    self.loss_steps.append(self.step)
+                    return
+            self._top_call(module, args, output, 2, record=record)
             calls = self.calls_since_backward
             self.calls_since_backward = 0
             self.backward_count += 1
-            if loss.numel() == 1 and loss.is_floating_point():
-                self._note_loss(loss)
+            if scalar:
+                self._note_loss(loss, value)
             if calls != 1 or self._active["on_backward"]:
                 self._backward_done(loss, calls, _getframe(1))
         except Exception as e:  # noqa: BLE001 - the loop must never fail for the doctor
             self._hook_failed("loop_step", e)
+
+    def _skips_fed(self, module: nn.Module, skips: dict[int, tuple[Any, bool]]) -> bool:
+        """Whether every reader of recorded calls can go without ``module``'s (``Check.skips_fed``), asked once per
+        model after a hand-over that none needed (a check that fails to say needs them)."""
+        known = skips.get(id(module))
+        if known is not None and known[0]() is module:
+            return known[1]
+        quiet = self.quiet
+        prev, quiet.active = quiet.active, True  # (the checks' own tensor work stays unseen)
+        try:
+            answer = all(check.skips_fed(module) for check, _ in self._fed_readers)
+        except Exception:  # noqa: BLE001 - recorded, as before; the check's handler reports what is wrong
+            answer = False
+        finally:
+            quiet.active = prev
+        skips[id(module)] = (weakref.ref(module), answer)
+        return answer
 
     def _watch_model(self, module: nn.Module) -> None:
         if id(module) not in self._model_hooks:
@@ -874,28 +920,20 @@ class Session:
             self._hook_failed("_reported_call", e)
 
     def _top_call(self, module: nn.Module, args: tuple[Any, ...], output: Any, depth: int,
-                  leaves: list[tuple[nn.Module, Any, Any]] | None = None, relus: list[Any] | None = None) -> None:
+                  leaves: list[tuple[nn.Module, Any, Any]] | None = None, relus: list[Any] | None = None,
+                  record: bool = True) -> None:
         """A top-level model call returned (either hook path): the session's cheap records of it, then the event
         for the handlers that act now. Between windows a call with gradients on is recorded for ``on_fed``
         instead of dispatched, and only a repeated call before backward() reaches the handlers that ask for it.
         ``depth``: how far up the stack the hook that saw the call is (an event is given that frame, made only
-        when an event is)."""
+        when an event is); ``record``: False for a call no reader of recorded calls needs (``loop_step``)."""
         x = args[0] if args else None
-        if isinstance(x, _Tensor) and isinstance(output, _Tensor):
-            shape, out_shape = x.shape, output.shape  # (torch.Size is a tuple: no copy)
-            if shape and out_shape:
-                self._last_shapes = (shape, out_shape)
-        batches = self.batches
-        if batches != self._call_batches:
-            self._call_batches = batches
-            self.call_batch = self.batch_dataset
-        else:
-            self.call_batch = None
+        self._note_call(x, output)
         if _grad_enabled():
             known = self._has_params.get(id(module))  # (has_parameters, its usual answer inlined: every call)
             if known[1] if known is not None and known[0]() is module else self.has_parameters(module):
                 self.calls_since_backward = calls = self.calls_since_backward + 1
-                if self._fed_readers and not self.sampled:
+                if record and self._fed_readers and not self.sampled:
                     # The usual model(x) recorded here (``_feed``, inlined): a plain tensor input of its own.
                     # (A nested or complex one is told apart when the records are read.)
                     if len(args) == 1 and type(x) is _Tensor and x.layout is _STRIDED and not x.is_inference():
@@ -915,6 +953,19 @@ class Session:
                 self._flush_fed()
             self._dispatch("on_forward", ForwardEvent(module, args, output, False, _getframe(depth), leaves, relus),
                            grad_off=True)
+
+    def _note_call(self, x: Any, output: Any) -> None:
+        """The records every top-level model call updates: its shapes (``last_forward``) and ``call_batch``."""
+        if isinstance(x, _Tensor) and isinstance(output, _Tensor):
+            shape, out_shape = x.shape, output.shape  # (torch.Size is a tuple: no copy)
+            if shape and out_shape:
+                self._last_shapes = (shape, out_shape)
+        batches = self.batches
+        if batches != self._call_batches:
+            self._call_batches = batches
+            self.call_batch = self.batch_dataset
+        else:
+            self.call_batch = None
 
     def _feed(self, module: nn.Module, args: tuple[Any, ...]) -> None:
         """Record a call with gradients on of a model (a module with parameters) made between windows (see
@@ -947,6 +998,8 @@ class Session:
         (what the model saw is gone: from then on each call is handed over when it is made)."""
         fed, self._fed, self._fed_bytes = self._fed, [], 0
         readers = self._needing_fed() if fed else []
+        if fed:  # none needed these: the loop may leave out the calls that readers can go without
+            self._fed_skips = None if readers else {}
         if not readers:  # dropped unread; the oldest still tells a buffer reused in place (handed over at once then)
             if fed and self._changed(fed[0][1], fed[0][3]):
                 self._fed_at_once = True
@@ -1105,13 +1158,14 @@ class Session:
         backward.__doc__ = fn.__doc__
         return skipped(backward)
 
-    def _note_loss(self, tensor: torch.Tensor) -> None:
-        """A scalar floating-point loss (given to ``backward()``) for ``losses``, at the step now."""
+    def _note_loss(self, tensor: torch.Tensor, value: float | None = None) -> None:
+        """A scalar floating-point loss (given to ``backward()``) for ``losses``, at the step now (``value``: the
+        loss on the CPU, read already)."""
         if tensor.is_cpu:  # read now: no device to wait for
             if self._pending_losses:
                 self._losses += read_back(self._pending_losses)
                 self._pending_losses = []
-            self._losses.append(tensor.item())
+            self._losses.append(tensor.item() if value is None else value)
         else:
             self._keep_loss(tensor)
         self.loss_steps.append(self.step)

@@ -128,6 +128,10 @@ class NonfiniteInput(Check):
     def needs_fed(self) -> bool:
         return not (self.reported or self.on_purpose or self.armed or self._losses_vouch())
 
+    def skips_fed(self, module: nn.Module) -> bool:
+        """A call followed by a finite loss had finite inputs (what ``_losses_vouch`` takes at a hand-over)."""
+        return True
+
     def _losses_vouch(self) -> bool:
         """Whether the losses say that no batch since the last hand-over held NaN / inf, so its inputs need no sum:
         each backward() since came after exactly one model call and had a scalar loss, no model call waits for its

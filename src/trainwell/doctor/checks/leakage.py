@@ -177,7 +177,8 @@ class SplitLeakage(Check):
             return
         model = self._number(ev.module)
         if ev.grad_enabled:
-            self._train(model, x, batch, keep=False)
+            if model not in self.repeats:  # (its training data came round again: known, as in ``on_fed``)
+                self._train(model, x, batch, keep=False)
             return
         if not self._is_trained(ev.module, model) or self.eval_size >= MAX_EVAL:
             return
@@ -198,6 +199,10 @@ class SplitLeakage(Check):
         s = self.session
         return not self.reported and not all(self._number(m) in self.repeats
                                              for m in list(s.models) if s.has_parameters(m))
+
+    def skips_fed(self, module: nn.Module) -> bool:
+        """Its training data came round again (or a finding was made): its later training calls add nothing."""
+        return self.reported or self._number(module) in self.repeats
 
     def on_fed(self, calls: list[FedCall]) -> None:
         module: Any = None
