@@ -3,6 +3,7 @@ the backward() and DataLoader wrappers are out there, and what the session recor
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -112,16 +113,17 @@ def test_a_loop_step_that_fails_is_said_and_training_goes_on(monkeypatch: pytest
 
 class _Idle(Callback):
     """Notes, after each step between windows, whether the session leaves the loop's calls unrecorded
-    (``Session._fed_skips``) and how many calls it holds."""
+    (``Session._fed_skips``), how many calls it holds and whether the step's loss was finite."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[int, bool, int]] = []
+        self.seen: list[tuple[int, bool, int, bool]] = []
 
     def on_train_batch_end(self, trainer: Any, loss: Any) -> None:
         session = next(c for c in trainer.callbacks if isinstance(c, DoctorCallback)).session
         assert session is not None
         if trainer.step_watch is not None:
-            self.seen.append((trainer.state.step, session._fed_skips is not None, len(session._fed)))
+            self.seen.append((trainer.state.step, session._fed_skips is not None, len(session._fed),
+                              math.isfinite(float(loss))))
 
 
 def test_once_no_check_needs_them_the_loops_calls_go_unrecorded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,7 +148,7 @@ def test_once_no_check_needs_them_the_loops_calls_go_unrecorded(monkeypatch: pyt
     mine, theirs = _records(run(True, [idle])), _records(run(False, []))
     assert mine.pop("fed") == 0 and {k: v for k, v in theirs.items() if k != "fed"} == mine
     # (the one call held is that of the step after the window, which the model-call reports record)
-    late = [(step, skipping, held) for step, skipping, held in idle.seen if step > 200]
+    late = [(step, skipping, held) for step, skipping, held, _ in idle.seen if step > 200]
     assert late and all(skipping and held <= 1 for _, skipping, held in late), late[::8]
 
 
@@ -175,5 +177,31 @@ def test_a_nan_batch_after_the_calls_go_unrecorded_is_still_found(monkeypatch: p
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
     result = trainwell.fit(model, DataLoader(data, batch_size=64, shuffle=True), epochs=6, progress=False,
                            device="cpu", doctor=True, callbacks=[idle])
-    assert any(skipping for step, skipping, _ in idle.seen if step <= 256)  # (the fifth epoch begins after step 256)
+    assert any(skipping for step, skipping, _, _ in idle.seen if step <= 256)  # (the fifth epoch begins after step 256)
+    # Steps with a NaN loss taken while the calls went unrecorded were recorded: the calls held grew.
+    grew = [b[0] for a, b in zip(idle.seen, idle.seen[1:]) if b[0] == a[0] + 1 and a[1] and not b[3] and b[2] > a[2]]
+    assert grew, idle.seen[-70:]
     assert "nonfinite-input" in [f.id for f in result.findings]
+
+
+def test_a_check_that_fails_to_say_whether_it_skips_calls_is_said_and_they_are_recorded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Check.skips_fed`` raising is an internal error, said once; the loop's calls are then recorded."""
+    from trainwell.doctor.checks.leakage import SplitLeakage
+
+    def broken(self: Any, module: Any) -> bool:
+        raise RuntimeError("broken on purpose")
+
+    monkeypatch.setattr(SplitLeakage, "skips_fed", broken)
+    monkeypatch.setattr(SplitLeakage, "needs_fed", lambda self: False)  # (asked only after a hand-over none needed)
+    idle = _Idle()
+    look = _Look()
+    torch.manual_seed(0)
+    x, y = torch.randn(4096, 8), torch.randint(0, 3, (4096,))
+    trainwell.fit(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)),
+                  DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True), epochs=3, progress=False,
+                  device="cpu", doctor=True, callbacks=[look, idle])
+    assert look.session is not None
+    errors = [e for e in look.session.internal_errors if "skips_fed" in e]
+    assert len(errors) == 1 and "broken on purpose" in errors[0], look.session.internal_errors
+    assert max(held for step, _, held, _ in idle.seen if step > 150) > 1  # (recorded: held until the next window)

@@ -675,23 +675,17 @@ class Session:
             skips = self._fed_skips
             # A call that no reader of recorded calls needs (``Check.skips_fed``) is not recorded: its loss is a
             # finite scalar read here, and it is the only model call before this backward().
-            record = not (skips is not None and value is not None and value - value == 0
+            record = not (skips is not None and value is not None and math.isfinite(value)
                           and not self.calls_since_backward and self._skips_fed(module, skips))
-            if not record:
-                active = self._active
-                known = self._has_params.get(id(module))
-                if (not active["on_forward"] and not active["on_backward"] and known is not None and known[1]
-                        and known[0]() is module and _grad_enabled()):
-                    # The usual step of the run: no handler acts on it, nothing is recorded. What ``_top_call``,
-                    # ``_note_loss`` and ``_backward_done`` would keep of it, here.
-                    self._note_call(args[0] if args else None, output)
-                    self.backward_count += 1
-                    if self._pending_losses:
-                        self._losses += read_back(self._pending_losses)
-                        self._pending_losses = []
-                    self._losses.append(value)
-                    self.loss_steps.append(self.step)
-                    return
+            active = self._active
+            if (not record and not active["on_forward"] and not active["on_backward"] and _grad_enabled()
+                    and self.has_parameters(module)):
+                # The usual step of the run: no handler acts on it and nothing is recorded, so of what
+                # ``_top_call`` and ``_backward_done`` do only the session's records are left.
+                self._note_call(args[0] if args else None, output)
+                self.backward_count += 1
+                self._note_loss(loss, value)
+                return
             self._top_call(module, args, output, 2, record=record)
             calls = self.calls_since_backward
             self.calls_since_backward = 0
@@ -705,16 +699,25 @@ class Session:
 
     def _skips_fed(self, module: nn.Module, skips: dict[int, tuple[Any, bool]]) -> bool:
         """Whether every reader of recorded calls can go without ``module``'s (``Check.skips_fed``), asked once per
-        model after a hand-over that none needed (a check that fails to say needs them)."""
+        model after a hand-over that none needed. A check that fails to say needs them: its failure is an internal
+        error, said once, and the calls are recorded."""
         known = skips.get(id(module))
         if known is not None and known[0]() is module:
             return known[1]
+        answer = True
         quiet = self.quiet
         prev, quiet.active = quiet.active, True  # (the checks' own tensor work stays unseen)
         try:
-            answer = all(check.skips_fed(module) for check, _ in self._fed_readers)
-        except Exception:  # noqa: BLE001 - recorded, as before; the check's handler reports what is wrong
-            answer = False
+            for check, _ in self._fed_readers:
+                try:
+                    answer = check.skips_fed(module)
+                except Exception as e:  # noqa: BLE001 - a broken check must never break the user's script
+                    self.internal_error(check.id, "skips_fed", e)
+                    if self.debug:
+                        raise
+                    answer = False
+                if not answer:
+                    break
         finally:
             quiet.active = prev
         skips[id(module)] = (weakref.ref(module), answer)

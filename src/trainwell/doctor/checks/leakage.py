@@ -197,8 +197,7 @@ class SplitLeakage(Check):
         """Not once every model's training data has come round again (its samples are known: training calls come
         from models with parameters only), or after a finding."""
         s = self.session
-        return not self.reported and not all(self._number(m) in self.repeats
-                                             for m in list(s.models) if s.has_parameters(m))
+        return not all(self.skips_fed(m) for m in list(s.models) if s.has_parameters(m))
 
     def skips_fed(self, module: nn.Module) -> bool:
         """Its training data came round again (or a finding was made): its later training calls add nothing."""
